@@ -1,0 +1,406 @@
+//===- IR.h - The loop IR: kernels of buffers, loops and statements -------===//
+//
+// One IR, progressively lowered, in the spirit of Halide's and TVM's TIR:
+// a Func holds buffers (dtype, shape, memory scope, padding or swizzle) and a
+// statement tree of loops (serial, unrolled, vectorized, bound to GPU
+// blocks, warps, lanes or threads), loads, stores, predicates, barriers,
+// async copies and intrinsics.
+//
+// Nodes are immutable and shared: a pass that changes nothing returns the
+// very same pointers, so "unchanged" is a pointer comparison.
+//
+// GPU semantics (what the interpreter executes and the backend emits):
+// a top-level statement containing block-bound loops is one kernel launch.
+// Inside a block every statement is executed by every thread of the block;
+// a loop bound to thread.x (y, z) restricts execution to the threads whose
+// threadIdx.x is below its extent and binds its variable to threadIdx.x
+// (plus its min). warp binds threadIdx.x / 32 and lane threadIdx.x % 32.
+// The block size along each dimension is the largest extent of the loops
+// bound to it (warp extents count 32 threads each); those extents must be
+// constants.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TDSL_IR_IR_H
+#define TDSL_IR_IR_H
+
+#include "ir/DType.h"
+
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tdsl::ir {
+
+//===----------------------------------------------------------------------===//
+// Expressions
+//===----------------------------------------------------------------------===//
+
+enum class ExprKind { IntImm, FloatImm, Var, Load, Unary, Binary, Select, Cast, Call };
+
+struct ExprNode {
+  const ExprKind Kind;
+  const DType Type;
+  ExprNode(ExprKind K, DType T) : Kind(K), Type(T) {}
+  virtual ~ExprNode() = default;
+};
+using Expr = std::shared_ptr<const ExprNode>;
+
+struct IntImmNode : ExprNode {
+  const int64_t Value;
+  IntImmNode(DType T, int64_t V) : ExprNode(ExprKind::IntImm, T), Value(V) {}
+};
+
+struct FloatImmNode : ExprNode {
+  const double Value; ///< already rounded to Type
+  FloatImmNode(DType T, double V) : ExprNode(ExprKind::FloatImm, T), Value(V) {}
+};
+
+/// A loop variable, a let-bound value or a size symbol (all by name).
+struct VarNode : ExprNode {
+  const std::string Name;
+  VarNode(DType T, std::string N) : ExprNode(ExprKind::Var, T), Name(std::move(N)) {}
+};
+
+/// Buffer[i, j, ...]; a rank-0 buffer (a scalar parameter) has no indices.
+struct LoadNode : ExprNode {
+  const std::string Buffer;
+  const std::vector<Expr> Indices;
+  LoadNode(DType T, std::string B, std::vector<Expr> I)
+      : ExprNode(ExprKind::Load, T), Buffer(std::move(B)), Indices(std::move(I)) {}
+};
+
+enum class UnaryOp { Neg, Not };
+
+struct UnaryNode : ExprNode {
+  const UnaryOp Op;
+  const Expr A;
+  UnaryNode(DType T, UnaryOp O, Expr X) : ExprNode(ExprKind::Unary, T), Op(O), A(std::move(X)) {}
+};
+
+/// Both operands have the same type; comparisons and And/Or yield bool.
+/// Div and Mod on integers truncate toward zero, as in C.
+enum class BinaryOp { Add, Sub, Mul, Div, Mod, Min, Max, Lt, Le, Gt, Ge, Eq, Ne, And, Or };
+
+struct BinaryNode : ExprNode {
+  const BinaryOp Op;
+  const Expr A, B;
+  BinaryNode(DType T, BinaryOp O, Expr X, Expr Y)
+      : ExprNode(ExprKind::Binary, T), Op(O), A(std::move(X)), B(std::move(Y)) {}
+};
+
+struct SelectNode : ExprNode {
+  const Expr Cond, TrueValue, FalseValue;
+  SelectNode(DType T, Expr C, Expr X, Expr Y)
+      : ExprNode(ExprKind::Select, T), Cond(std::move(C)), TrueValue(std::move(X)),
+        FalseValue(std::move(Y)) {}
+};
+
+/// Conversion to Type with the rounding rules of convertValue().
+struct CastNode : ExprNode {
+  const Expr A;
+  CastNode(DType T, Expr X) : ExprNode(ExprKind::Cast, T), A(std::move(X)) {}
+};
+
+/// Pure functions: math on one float type, and warp shuffles, which read
+/// Args[0] as evaluated by another lane of the same warp (Args[1] is the
+/// lane mask, delta or source lane; a lane outside the warp reads itself).
+enum class Intrinsic {
+  Exp, Log, Sqrt, Rsqrt, Tanh, Sigmoid, Erf, Gelu, Relu, Abs, Pow,
+  ShflXor, ShflDown, ShflUp, ShflIdx,
+};
+llvm::StringRef intrinsicName(Intrinsic I);
+std::optional<Intrinsic> parseIntrinsic(llvm::StringRef Name);
+unsigned intrinsicArity(Intrinsic I);
+bool isWarpShuffle(Intrinsic I);
+
+struct CallNode : ExprNode {
+  const Intrinsic Fn;
+  const std::vector<Expr> Args;
+  CallNode(DType T, Intrinsic F, std::vector<Expr> A)
+      : ExprNode(ExprKind::Call, T), Fn(F), Args(std::move(A)) {}
+};
+
+//===----------------------------------------------------------------------===//
+// Buffers
+//===----------------------------------------------------------------------===//
+
+enum class MemScope { Global, Shared, Register, Fragment };
+llvm::StringRef memScopeName(MemScope S);
+std::optional<MemScope> parseMemScope(llvm::StringRef Name);
+
+enum class BufferRole { Input, Output, Temp };
+
+/// Row-major storage. The storage extent of dim d is Shape[d] + Padding[d]
+/// (padding exists to move rows to other shared-memory banks). Swizzle, when
+/// nonzero, XORs the element's 16-byte chunk within a row with (row mod
+/// 2^SwizzleBits); it never changes which elements exist.
+struct Buffer {
+  std::string Name;
+  DType Type = DType::F32;
+  std::vector<Expr> Shape; ///< i64 expressions of size symbols and constants
+  MemScope Scope = MemScope::Global;
+  BufferRole Role = BufferRole::Temp;
+  std::vector<int64_t> Padding; ///< empty, or one entry per dim
+  unsigned SwizzleBits = 0;
+  unsigned rank() const { return static_cast<unsigned>(Shape.size()); }
+};
+
+//===----------------------------------------------------------------------===//
+// Statements
+//===----------------------------------------------------------------------===//
+
+enum class StmtKind {
+  Block, For, If, Let, Store, Allocate, Barrier, AsyncCopy, AsyncCommit,
+  AsyncWait, Call,
+};
+
+struct StmtNode {
+  const StmtKind Kind;
+  /// The .tdsl line this statement comes from (0: none). Printed as "@LINE".
+  const unsigned SrcLine;
+  StmtNode(StmtKind K, unsigned L) : Kind(K), SrcLine(L) {}
+  virtual ~StmtNode() = default;
+};
+using Stmt = std::shared_ptr<const StmtNode>;
+
+struct BlockNode : StmtNode {
+  const std::vector<Stmt> Stmts;
+  BlockNode(std::vector<Stmt> S, unsigned L = 0)
+      : StmtNode(StmtKind::Block, L), Stmts(std::move(S)) {}
+};
+
+enum class ForKind {
+  Serial, Unrolled, Vectorized,
+  BlockX, BlockY, BlockZ,
+  ThreadX, ThreadY, ThreadZ,
+  Warp, Lane,
+};
+llvm::StringRef forKindName(ForKind K); // "serial", "unroll", "block.x", ...
+std::optional<ForKind> parseForKind(llvm::StringRef Name);
+bool isBlockLoop(ForKind K);
+bool isThreadLoop(ForKind K); // thread.*, warp and lane
+
+/// for Var in [Min, Min + Extent). Unroll > 1 on a serial loop asks for
+/// partial unrolling by that factor.
+struct ForNode : StmtNode {
+  const std::string Var;
+  const Expr Min, Extent;
+  const ForKind Loop;
+  const unsigned Unroll;
+  const Stmt Body;
+  ForNode(std::string V, Expr Mn, Expr Ext, ForKind K, unsigned U, Stmt B, unsigned L = 0)
+      : StmtNode(StmtKind::For, L), Var(std::move(V)), Min(std::move(Mn)),
+        Extent(std::move(Ext)), Loop(K), Unroll(U), Body(std::move(B)) {}
+};
+
+struct IfNode : StmtNode {
+  const Expr Cond;
+  const Stmt Then, Else; ///< Else may be null
+  IfNode(Expr C, Stmt T, Stmt E, unsigned L = 0)
+      : StmtNode(StmtKind::If, L), Cond(std::move(C)), Then(std::move(T)), Else(std::move(E)) {}
+};
+
+/// let Var = Value in Body (hoisted index math, shared subexpressions).
+struct LetNode : StmtNode {
+  const std::string Var;
+  const Expr Value;
+  const Stmt Body;
+  LetNode(std::string V, Expr X, Stmt B, unsigned L = 0)
+      : StmtNode(StmtKind::Let, L), Var(std::move(V)), Value(std::move(X)), Body(std::move(B)) {}
+};
+
+/// Buffer[i, ...] = Value (Value has the buffer's dtype).
+struct StoreNode : StmtNode {
+  const std::string Buffer;
+  const std::vector<Expr> Indices;
+  const Expr Value;
+  StoreNode(std::string B, std::vector<Expr> I, Expr V, unsigned L = 0)
+      : StmtNode(StmtKind::Store, L), Buffer(std::move(B)), Indices(std::move(I)),
+        Value(std::move(V)) {}
+};
+
+/// A buffer that lives for the duration of Body: a global intermediate, a
+/// shared-memory tile (one per block), or registers (one per thread).
+struct AllocateNode : StmtNode {
+  const ir::Buffer Buf;
+  const Stmt Body;
+  AllocateNode(ir::Buffer B, Stmt Body, unsigned L = 0)
+      : StmtNode(StmtKind::Allocate, L), Buf(std::move(B)), Body(std::move(Body)) {}
+};
+
+/// __syncthreads(): every thread of the block waits here.
+struct BarrierNode : StmtNode {
+  explicit BarrierNode(unsigned L = 0) : StmtNode(StmtKind::Barrier, L) {}
+};
+
+/// Copies Elems consecutive elements from Src[SrcIndices...] to
+/// Dst[DstIndices...] (along the innermost dimension) asynchronously
+/// (cp.async). The data is visible only after an AsyncWait that retires
+/// the group it was committed in.
+struct AsyncCopyNode : StmtNode {
+  const std::string Dst;
+  const std::vector<Expr> DstIndices;
+  const std::string Src;
+  const std::vector<Expr> SrcIndices;
+  const unsigned Elems;
+  AsyncCopyNode(std::string D, std::vector<Expr> DI, std::string S, std::vector<Expr> SI,
+                unsigned N, unsigned L = 0)
+      : StmtNode(StmtKind::AsyncCopy, L), Dst(std::move(D)), DstIndices(std::move(DI)),
+        Src(std::move(S)), SrcIndices(std::move(SI)), Elems(N) {}
+};
+
+/// Closes the current group of async copies (cp.async.commit_group).
+struct AsyncCommitNode : StmtNode {
+  explicit AsyncCommitNode(unsigned L = 0) : StmtNode(StmtKind::AsyncCommit, L) {}
+};
+
+/// Waits until at most Pending committed groups are still in flight.
+struct AsyncWaitNode : StmtNode {
+  const unsigned Pending;
+  explicit AsyncWaitNode(unsigned P, unsigned L = 0)
+      : StmtNode(StmtKind::AsyncWait, L), Pending(P) {}
+};
+
+/// A side-effecting intrinsic on buffers, e.g. a tensor-core mma on
+/// fragment buffers: call NAME(args). Arguments are expressions; a buffer
+/// operand is written as a load of its first element (Frag[0, 0]).
+struct CallStmtNode : StmtNode {
+  const std::string Name;
+  const std::vector<Expr> Args;
+  CallStmtNode(std::string N, std::vector<Expr> A, unsigned L = 0)
+      : StmtNode(StmtKind::Call, L), Name(std::move(N)), Args(std::move(A)) {}
+};
+
+//===----------------------------------------------------------------------===//
+// Functions and modules
+//===----------------------------------------------------------------------===//
+
+/// One .tdsl kernel: its size symbols (the launcher's size arguments, in
+/// order), its parameters (global buffers, rank 0 for scalars; inputs then
+/// outputs) and its body.
+struct Func {
+  std::string Name;
+  std::vector<std::string> Sizes;
+  std::vector<Buffer> Params;
+  Stmt Body;
+  const Buffer *findParam(llvm::StringRef Name) const;
+};
+
+struct Module {
+  std::vector<Func> Funcs;
+};
+
+//===----------------------------------------------------------------------===//
+// Builders. They compute result types; operand types must already agree.
+//===----------------------------------------------------------------------===//
+
+Expr intImm(int64_t V, DType T = DType::I64);
+Expr floatImm(double V, DType T = DType::F32); // rounds V to T
+Expr var(const std::string &Name, DType T = DType::I64);
+Expr load(DType T, const std::string &Buffer, std::vector<Expr> Indices);
+Expr unary(UnaryOp Op, Expr A);
+Expr binary(BinaryOp Op, Expr A, Expr B);
+Expr select(Expr Cond, Expr T, Expr F);
+Expr cast(DType T, Expr A); // returns A itself when it already has type T
+Expr call(Intrinsic Fn, std::vector<Expr> Args);
+Expr add(Expr A, Expr B);
+Expr sub(Expr A, Expr B);
+Expr mul(Expr A, Expr B);
+Expr lt(Expr A, Expr B);
+
+Stmt block(std::vector<Stmt> Stmts, unsigned Line = 0);
+Stmt forLoop(const std::string &Var, Expr Min, Expr Extent, ForKind K, Stmt Body,
+             unsigned Line = 0, unsigned Unroll = 0);
+Stmt ifThen(Expr Cond, Stmt Then, Stmt Else = nullptr, unsigned Line = 0);
+Stmt letStmt(const std::string &Var, Expr Value, Stmt Body, unsigned Line = 0);
+Stmt store(const std::string &Buffer, std::vector<Expr> Indices, Expr Value,
+           unsigned Line = 0);
+Stmt allocate(Buffer B, Stmt Body, unsigned Line = 0);
+Stmt barrier(unsigned Line = 0);
+
+bool isComparison(BinaryOp Op);
+llvm::StringRef binaryOpSpelling(BinaryOp Op); // "+", "<", "min", ...
+/// The value of E if it is an integer constant.
+std::optional<int64_t> asConstInt(const Expr &E);
+
+//===----------------------------------------------------------------------===//
+// Traversal. Both recurse by default; override only the nodes you touch.
+//===----------------------------------------------------------------------===//
+
+class IRVisitor {
+public:
+  virtual ~IRVisitor() = default;
+  virtual void visit(const Expr &E);
+  virtual void visit(const Stmt &S);
+
+protected:
+  virtual void visitIntImm(const IntImmNode &) {}
+  virtual void visitFloatImm(const FloatImmNode &) {}
+  virtual void visitVar(const VarNode &) {}
+  virtual void visitLoad(const LoadNode &N);
+  virtual void visitUnary(const UnaryNode &N);
+  virtual void visitBinary(const BinaryNode &N);
+  virtual void visitSelect(const SelectNode &N);
+  virtual void visitCast(const CastNode &N);
+  virtual void visitCall(const CallNode &N);
+
+  virtual void visitBlock(const BlockNode &N);
+  virtual void visitFor(const ForNode &N);
+  virtual void visitIf(const IfNode &N);
+  virtual void visitLet(const LetNode &N);
+  virtual void visitStore(const StoreNode &N);
+  virtual void visitAllocate(const AllocateNode &N);
+  virtual void visitBarrier(const BarrierNode &) {}
+  virtual void visitAsyncCopy(const AsyncCopyNode &N);
+  virtual void visitAsyncCommit(const AsyncCommitNode &) {}
+  virtual void visitAsyncWait(const AsyncWaitNode &) {}
+  virtual void visitCallStmt(const CallStmtNode &N);
+};
+
+/// Rebuilds the tree bottom-up. Each visitX receives the node and the
+/// shared pointer holding it, and returns that same pointer when nothing
+/// below changed.
+class IRMutator {
+public:
+  virtual ~IRMutator() = default;
+  virtual Expr mutate(const Expr &E);
+  virtual Stmt mutate(const Stmt &S);
+
+protected:
+  virtual Expr visitIntImm(const IntImmNode &, const Expr &E) { return E; }
+  virtual Expr visitFloatImm(const FloatImmNode &, const Expr &E) { return E; }
+  virtual Expr visitVar(const VarNode &, const Expr &E) { return E; }
+  virtual Expr visitLoad(const LoadNode &N, const Expr &E);
+  virtual Expr visitUnary(const UnaryNode &N, const Expr &E);
+  virtual Expr visitBinary(const BinaryNode &N, const Expr &E);
+  virtual Expr visitSelect(const SelectNode &N, const Expr &E);
+  virtual Expr visitCast(const CastNode &N, const Expr &E);
+  virtual Expr visitCall(const CallNode &N, const Expr &E);
+
+  virtual Stmt visitBlock(const BlockNode &N, const Stmt &S);
+  virtual Stmt visitFor(const ForNode &N, const Stmt &S);
+  virtual Stmt visitIf(const IfNode &N, const Stmt &S);
+  virtual Stmt visitLet(const LetNode &N, const Stmt &S);
+  virtual Stmt visitStore(const StoreNode &N, const Stmt &S);
+  virtual Stmt visitAllocate(const AllocateNode &N, const Stmt &S);
+  virtual Stmt visitBarrier(const BarrierNode &, const Stmt &S) { return S; }
+  virtual Stmt visitAsyncCopy(const AsyncCopyNode &N, const Stmt &S);
+  virtual Stmt visitAsyncCommit(const AsyncCommitNode &, const Stmt &S) { return S; }
+  virtual Stmt visitAsyncWait(const AsyncWaitNode &, const Stmt &S) { return S; }
+  virtual Stmt visitCallStmt(const CallStmtNode &N, const Stmt &S);
+
+public:
+  /// Mutates each element into Out; true if any changed.
+  bool mutateAll(const std::vector<Expr> &In, std::vector<Expr> &Out);
+};
+
+/// Applies M to every parameter shape and to the body of every function.
+void mutateModule(Module &M, IRMutator &Mut);
+
+} // namespace tdsl::ir
+
+#endif // TDSL_IR_IR_H

@@ -1,0 +1,15 @@
+# lit configuration for tdslc: every suite under test/ runs through here.
+import os
+import lit.formats
+
+config.name = "tdslc"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".tdsl", ".tir", ".test"]
+config.excludes = ["Inputs", "CMakeLists.txt", "unit", "lit.cfg.py", "lit.site.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.tdsl_obj_root, "test")
+
+config.environment["PATH"] = os.pathsep.join(
+    [config.tdsl_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
+config.substitutions.append(("%examples", os.path.join(config.tdsl_src_root, "dsl", "examples")))
+config.substitutions.append(("%srcroot", config.tdsl_src_root))
