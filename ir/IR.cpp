@@ -2,6 +2,7 @@
 #include "ir/IR.h"
 
 #include <cassert>
+#include <cstring>
 
 namespace tdsl::ir {
 
@@ -227,6 +228,60 @@ std::optional<int64_t> asConstInt(const Expr &E) {
   if (E && E->Kind == ExprKind::IntImm)
     return static_cast<const IntImmNode &>(*E).Value;
   return std::nullopt;
+}
+
+bool structurallyEqual(const Expr &A, const Expr &B) {
+  if (A == B)
+    return true;
+  if (!A || !B || A->Kind != B->Kind || A->Type != B->Type)
+    return false;
+  auto AllEqual = [](const std::vector<Expr> &X, const std::vector<Expr> &Y) {
+    if (X.size() != Y.size())
+      return false;
+    for (size_t I = 0; I < X.size(); ++I)
+      if (!structurallyEqual(X[I], Y[I]))
+        return false;
+    return true;
+  };
+  switch (A->Kind) {
+  case ExprKind::IntImm:
+    return static_cast<const IntImmNode &>(*A).Value ==
+           static_cast<const IntImmNode &>(*B).Value;
+  case ExprKind::FloatImm: {
+    double X = static_cast<const FloatImmNode &>(*A).Value;
+    double Y = static_cast<const FloatImmNode &>(*B).Value;
+    return std::memcmp(&X, &Y, sizeof(double)) == 0;
+  }
+  case ExprKind::Var:
+    return static_cast<const VarNode &>(*A).Name == static_cast<const VarNode &>(*B).Name;
+  case ExprKind::Load: {
+    const auto &X = static_cast<const LoadNode &>(*A), &Y = static_cast<const LoadNode &>(*B);
+    return X.Buffer == Y.Buffer && AllEqual(X.Indices, Y.Indices);
+  }
+  case ExprKind::Unary: {
+    const auto &X = static_cast<const UnaryNode &>(*A), &Y = static_cast<const UnaryNode &>(*B);
+    return X.Op == Y.Op && structurallyEqual(X.A, Y.A);
+  }
+  case ExprKind::Binary: {
+    const auto &X = static_cast<const BinaryNode &>(*A),
+               &Y = static_cast<const BinaryNode &>(*B);
+    return X.Op == Y.Op && structurallyEqual(X.A, Y.A) && structurallyEqual(X.B, Y.B);
+  }
+  case ExprKind::Select: {
+    const auto &X = static_cast<const SelectNode &>(*A),
+               &Y = static_cast<const SelectNode &>(*B);
+    return structurallyEqual(X.Cond, Y.Cond) && structurallyEqual(X.TrueValue, Y.TrueValue) &&
+           structurallyEqual(X.FalseValue, Y.FalseValue);
+  }
+  case ExprKind::Cast:
+    return structurallyEqual(static_cast<const CastNode &>(*A).A,
+                             static_cast<const CastNode &>(*B).A);
+  case ExprKind::Call: {
+    const auto &X = static_cast<const CallNode &>(*A), &Y = static_cast<const CallNode &>(*B);
+    return X.Fn == Y.Fn && AllEqual(X.Args, Y.Args);
+  }
+  }
+  return false;
 }
 
 //===----------------------------------------------------------------------===//

@@ -326,6 +326,10 @@ bool isComparison(BinaryOp Op);
 llvm::StringRef binaryOpSpelling(BinaryOp Op); // "+", "<", "min", ...
 /// The value of E if it is an integer constant.
 std::optional<int64_t> asConstInt(const Expr &E);
+/// True if A and B are the same tree: same kinds, types, names, operators
+/// and constants (floats compared bit for bit, so -0.0 != 0.0 and a NaN
+/// equals itself). Null equals only null.
+bool structurallyEqual(const Expr &A, const Expr &B);
 
 //===----------------------------------------------------------------------===//
 // Traversal. Both recurse by default; override only the nodes you touch.

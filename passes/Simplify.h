@@ -1,14 +1,49 @@
 //===- Simplify.h - Constant folding and algebraic cleanup ----------------===//
+//
+// Requires: valid IR (the verifier passes); any stage of lowering.
+// Ensures:  the same results bit for bit, with
+//   - integer and bool operations on constants folded (integers wrap at
+//     their width; division by zero and overflowing divisions are kept);
+//   - f32/f64 +, -, *, /, comparisons, min/max on constants folded with
+//     the dtype's rounding (convertValue), only where IEEE gives the value
+//     the target computes (no NaN-sensitive min/max, no float %, no math
+//     library calls); casts of constants folded as CastNode defines them;
+//   - x+0, x-0, x*1, x/1, x*0, x-x, x%1 on integers; x*1.0, x/1.0, x-0.0 and
+//     x+(-0.0) on floats (exact in IEEE; x+0.0 is not, -0.0+0.0 is +0.0);
+//     (x+c1)+c2 -> x+(c1+c2) on integers; never a float reassociation;
+//   - selects and ifs with constant conditions resolved; loops with extent
+//     <= 0 and statements with empty bodies removed; serial, unrolled and
+//     vectorized loops of extent 1 replaced by their body with the loop
+//     variable substituted (GPU-bound loops keep their meaning: thread.x of
+//     extent 1 still means "thread 0 only"); blocks flattened.
+//   Nodes that do not change keep their pointers.
+// Why here: last in the pipeline, so every lowering pass may emit naive
+//   index math (tile * 0 + i, extent-1 loops) and rely on it being cleaned
+//   up before the backend; other passes call simplifyExpr() directly.
+//
+//   for i in 0..1 serial {                    A[j + 3] = 6
+//     A[(j + 1) + 2 + i] = 2 * 3       ->     if x > 1.0 {
+//   }                                           B[0] = x * 2.0
+//   if 1 < 2 { if x > 1.0 {                   }
+//     B[0] = x * 2.0 * 1.0 } }
+//
+// Test: test/passes/simplify.tir
+//
+//===----------------------------------------------------------------------===//
 #ifndef TDSL_PASSES_SIMPLIFY_H
 #define TDSL_PASSES_SIMPLIFY_H
 
 #include "ir/IR.h"
 
 namespace tdsl {
-/// Folds constants and simplifies index arithmetic in F.
+/// Folds constants and simplifies index arithmetic in F (parameter shapes
+/// and body).
 void simplify(ir::Func &F);
-/// The same on one expression (used by other passes).
+/// The same on one expression (used by other passes); returns E itself
+/// when nothing simplifies.
 ir::Expr simplifyExpr(const ir::Expr &E);
+/// The same on one statement; returns S itself when nothing simplifies.
+ir::Stmt simplifyStmt(const ir::Stmt &S);
 } // namespace tdsl
 
-#endif
+#endif // TDSL_PASSES_SIMPLIFY_H

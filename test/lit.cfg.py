@@ -13,3 +13,4 @@ config.environment["PATH"] = os.pathsep.join(
     [config.tdsl_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
 config.substitutions.append(("%examples", os.path.join(config.tdsl_src_root, "dsl", "examples")))
 config.substitutions.append(("%srcroot", config.tdsl_src_root))
+config.substitutions.append(("%tdsl_tools", config.tdsl_tools_dir))

@@ -1,0 +1,301 @@
+//===- Lower.cpp - From the checked AST to the first, naive loop IR -------===//
+#include "frontend/Lower.h"
+
+#include "ir/Diagnostics.h"
+
+#include <limits>
+#include <set>
+
+namespace tdsl {
+
+using namespace ir;
+
+Expr affineToIR(const ast::Affine &A) {
+  Expr R;
+  for (const auto &[Name, C] : A.Coeffs) {
+    Expr Term = var(Name);
+    if (C != 1)
+      Term = mul(intImm(C), Term);
+    R = R ? add(R, Term) : Term;
+  }
+  if (!R)
+    return intImm(A.Constant);
+  if (A.Constant != 0)
+    R = add(R, intImm(A.Constant));
+  return R;
+}
+
+namespace {
+
+/// The identity a reduction starts from, in the accumulation type.
+Expr reductionIdentity(ast::AssignOp Op, DType Acc) {
+  bool Float = isFloat(Acc);
+  switch (Op) {
+  case ast::AssignOp::Assign:
+  case ast::AssignOp::Add: return Float ? floatImm(0.0, Acc) : intImm(0, Acc);
+  case ast::AssignOp::Mul: return Float ? floatImm(1.0, Acc) : intImm(1, Acc);
+  case ast::AssignOp::Max:
+    return Float ? floatImm(-std::numeric_limits<double>::infinity(), Acc)
+                 : intImm(static_cast<int64_t>(dtypeLowest(Acc)), Acc);
+  case ast::AssignOp::Min:
+    return Float ? floatImm(std::numeric_limits<double>::infinity(), Acc)
+                 : intImm(static_cast<int64_t>(dtypeHighest(Acc)), Acc);
+  }
+  return intImm(0, Acc);
+}
+
+Expr combine(ast::AssignOp Op, Expr Acc, Expr Term) {
+  switch (Op) {
+  case ast::AssignOp::Assign:
+  case ast::AssignOp::Add: return add(Acc, Term);
+  case ast::AssignOp::Mul: return mul(Acc, Term);
+  case ast::AssignOp::Max: return binary(BinaryOp::Max, Acc, Term);
+  case ast::AssignOp::Min: return binary(BinaryOp::Min, Acc, Term);
+  }
+  return Term;
+}
+
+class KernelLowering {
+public:
+  KernelLowering(const ast::Kernel &K, const std::function<unsigned(llvm::SMLoc)> &LineOf)
+      : K(K), LineOf(LineOf) {
+    for (const auto *List : {&K.Inputs, &K.Outputs, &K.Intermediates})
+      for (const auto &T : *List)
+        Used.insert(T->Name);
+    for (const std::string &S : K.SizeSymbols)
+      Used.insert(S);
+    for (const auto &S : K.Body)
+      for (const auto &[Index, Range] : S->Ranges)
+        Used.insert(Index);
+  }
+
+  Func run() {
+    Func F;
+    F.Name = K.Name;
+    F.Sizes = K.SizeSymbols;
+    for (const auto *List : {&K.Inputs, &K.Outputs})
+      for (const auto &T : *List) {
+        Buffer B;
+        B.Name = T->Name;
+        B.Type = T->Type;
+        B.Role = T->Role == ast::TensorRole::Output ? BufferRole::Output
+                                                    : BufferRole::Input;
+        for (const ast::Affine &A : T->Shape)
+          B.Shape.push_back(affineToIR(A));
+        F.Params.push_back(std::move(B));
+      }
+    F.Body = lowerFrom(0);
+    return F;
+  }
+
+private:
+  const ast::Kernel &K;
+  const std::function<unsigned(llvm::SMLoc)> &LineOf;
+  std::set<std::string> Used;
+
+  std::string freshName(const std::string &Base) {
+    std::string N = Base;
+    for (unsigned I = 1; Used.count(N); ++I)
+      N = Base + std::to_string(I);
+    Used.insert(N);
+    return N;
+  }
+
+  /// Rank-0 intermediates are stored as one-element buffers.
+  static bool isScalarTemp(const ast::Tensor &T) {
+    return T.Role == ast::TensorRole::Intermediate && T.Shape.empty();
+  }
+
+  std::vector<Expr> storageIndices(const ast::Tensor &T, std::vector<Expr> Idx) {
+    if (isScalarTemp(T))
+      return {intImm(0)};
+    return Idx;
+  }
+
+  /// Statements I.. of the body; an intermediate's allocation wraps
+  /// everything from its definition on.
+  Stmt lowerFrom(size_t I) {
+    std::vector<Stmt> Stmts;
+    for (; I < K.Body.size(); ++I) {
+      const ast::Stmt &S = *K.Body[I];
+      Stmts.push_back(lowerStmt(S));
+      if (S.Target && S.Target->Role == ast::TensorRole::Intermediate) {
+        Buffer B;
+        B.Name = S.Target->Name;
+        B.Type = S.Target->Type;
+        B.Scope = MemScope::Global;
+        B.Role = BufferRole::Temp;
+        for (const ast::Affine &A : S.Target->Shape)
+          B.Shape.push_back(affineToIR(A));
+        if (B.Shape.empty())
+          B.Shape.push_back(intImm(1));
+        Stmt Rest = lowerFrom(I + 1);
+        // The definition itself belongs inside the allocation.
+        Stmt Body = block({Stmts.back(), Rest});
+        Stmts.back() = allocate(std::move(B), Body, LineOf(S.Loc));
+        return block(std::move(Stmts));
+      }
+    }
+    return block(std::move(Stmts));
+  }
+
+  Stmt lowerStmt(const ast::Stmt &S) {
+    unsigned Line = LineOf(S.Loc);
+    const ast::Tensor &T = *S.Target;
+    std::vector<Expr> LhsIdx;
+    for (const std::string &I : S.Indices)
+      LhsIdx.push_back(var(I));
+
+    Stmt Inner;
+    if (S.Reduced.empty() && S.Op == ast::AssignOp::Assign) {
+      Inner = store(T.Name, storageIndices(T, LhsIdx), cast(T.Type, lowerExpr(*S.Value)),
+                    Line);
+    } else {
+      DType Acc = arithmeticType(T.Type);
+      std::string AccName = freshName(T.Name + "_acc");
+      Expr AccRef = load(Acc, AccName, {intImm(0)});
+      Stmt Update = store(AccName, {intImm(0)},
+                          combine(S.Op, AccRef, cast(Acc, lowerExpr(*S.Value))), Line);
+      for (auto It = S.Reduced.rbegin(); It != S.Reduced.rend(); ++It)
+        Update = forLoop(*It, intImm(0), affineToIR(S.Ranges.at(*It)), ForKind::Serial,
+                         Update, Line);
+      Buffer AccBuf;
+      AccBuf.Name = AccName;
+      AccBuf.Type = Acc;
+      AccBuf.Scope = MemScope::Register;
+      AccBuf.Shape = {intImm(1)};
+      Inner = allocate(
+          std::move(AccBuf),
+          block({store(AccName, {intImm(0)}, reductionIdentity(S.Op, Acc), Line), Update,
+                 store(T.Name, storageIndices(T, LhsIdx), cast(T.Type, AccRef), Line)}),
+          Line);
+    }
+    for (auto It = S.Indices.rbegin(); It != S.Indices.rend(); ++It)
+      Inner = forLoop(*It, intImm(0), affineToIR(S.Ranges.at(*It)), ForKind::Serial, Inner,
+                      Line);
+    return Inner;
+  }
+
+  /// The value of a tensor element as stored (its dtype).
+  Expr lowerRead(const ast::Tensor &T, std::vector<Expr> Idx) {
+    if (T.Role != ast::TensorRole::Intermediate && T.Shape.empty())
+      return load(T.Type, T.Name, {});
+    return load(T.Type, T.Name, storageIndices(T, std::move(Idx)));
+  }
+
+  static Expr toBool(Expr E) {
+    if (E->Type == DType::Bool)
+      return E;
+    DType A = arithmeticType(E->Type);
+    Expr Zero = isFloat(A) ? floatImm(0.0, A) : intImm(0, A);
+    return binary(BinaryOp::Ne, cast(A, E), Zero);
+  }
+
+  /// An operand converted to the type an operation computes in.
+  static Expr as(DType T, Expr E) {
+    if (T == DType::Bool)
+      return toBool(E);
+    return cast(T, E);
+  }
+
+  Expr lowerExpr(const ast::Expr &E) {
+    switch (E.Kind) {
+    case ast::ExprKind::IntLit: {
+      const auto &L = static_cast<const ast::IntLit &>(E);
+      return isFloat(E.Type) ? floatImm(static_cast<double>(L.Value), E.Type)
+                             : intImm(L.Value, E.Type);
+    }
+    case ast::ExprKind::FloatLit:
+      return floatImm(static_cast<const ast::FloatLit &>(E).Value, E.Type);
+    case ast::ExprKind::Name: {
+      const auto &N = static_cast<const ast::Name &>(E);
+      if (N.Resolved == ast::NameKind::Tensor)
+        return lowerRead(*N.Target, {});
+      return cast(E.Type, var(N.Id));
+    }
+    case ast::ExprKind::Access: {
+      const auto &A = static_cast<const ast::Access &>(E);
+      std::vector<Expr> Idx;
+      for (const ast::Affine &Sub : A.AffineSubs)
+        Idx.push_back(affineToIR(Sub));
+      return lowerRead(*A.Target, std::move(Idx));
+    }
+    case ast::ExprKind::Unary: {
+      const auto &U = static_cast<const ast::Unary &>(E);
+      if (U.Op == ast::UnaryOp::Not)
+        return unary(UnaryOp::Not, toBool(lowerExpr(*U.Operand)));
+      return unary(UnaryOp::Neg, cast(arithmeticType(E.Type), lowerExpr(*U.Operand)));
+    }
+    case ast::ExprKind::Binary: {
+      const auto &B = static_cast<const ast::Binary &>(E);
+      Expr L = as(B.OperandType, lowerExpr(*B.LHS));
+      Expr R = as(B.OperandType, lowerExpr(*B.RHS));
+      switch (B.Op) {
+      case ast::BinaryOp::Add: return binary(BinaryOp::Add, L, R);
+      case ast::BinaryOp::Sub: return binary(BinaryOp::Sub, L, R);
+      case ast::BinaryOp::Mul: return binary(BinaryOp::Mul, L, R);
+      case ast::BinaryOp::Div: return binary(BinaryOp::Div, L, R);
+      case ast::BinaryOp::Mod: return binary(BinaryOp::Mod, L, R);
+      case ast::BinaryOp::Lt: return binary(BinaryOp::Lt, L, R);
+      case ast::BinaryOp::Le: return binary(BinaryOp::Le, L, R);
+      case ast::BinaryOp::Gt: return binary(BinaryOp::Gt, L, R);
+      case ast::BinaryOp::Ge: return binary(BinaryOp::Ge, L, R);
+      case ast::BinaryOp::Eq: return binary(BinaryOp::Eq, L, R);
+      case ast::BinaryOp::Ne: return binary(BinaryOp::Ne, L, R);
+      case ast::BinaryOp::And: return binary(BinaryOp::And, toBool(L), toBool(R));
+      case ast::BinaryOp::Or: return binary(BinaryOp::Or, toBool(L), toBool(R));
+      }
+      TDSL_UNREACHABLE("unknown binary operator");
+    }
+    case ast::ExprKind::Select: {
+      const auto &S = static_cast<const ast::Select &>(E);
+      DType T = arithmeticType(E.Type);
+      return select(toBool(lowerExpr(*S.Cond)), as(T, lowerExpr(*S.Then)),
+                    as(T, lowerExpr(*S.Else)));
+    }
+    case ast::ExprKind::Call: return lowerCall(static_cast<const ast::Call &>(E));
+    }
+    TDSL_UNREACHABLE("unknown expression kind");
+  }
+
+  Expr lowerCall(const ast::Call &C) {
+    if (C.Fn == ast::Callee::Cast)
+      return cast(C.CastTo, lowerExpr(*C.Args[0]));
+    std::vector<Expr> Args;
+    for (const auto &A : C.Args)
+      Args.push_back(as(C.ArgType, lowerExpr(*A)));
+    switch (C.Fn) {
+    case ast::Callee::Max: return binary(BinaryOp::Max, Args[0], Args[1]);
+    case ast::Callee::Min: return binary(BinaryOp::Min, Args[0], Args[1]);
+    case ast::Callee::Exp: return call(Intrinsic::Exp, Args);
+    case ast::Callee::Log: return call(Intrinsic::Log, Args);
+    case ast::Callee::Sqrt: return call(Intrinsic::Sqrt, Args);
+    case ast::Callee::Rsqrt: return call(Intrinsic::Rsqrt, Args);
+    case ast::Callee::Tanh: return call(Intrinsic::Tanh, Args);
+    case ast::Callee::Sigmoid: return call(Intrinsic::Sigmoid, Args);
+    case ast::Callee::Relu: return call(Intrinsic::Relu, Args);
+    case ast::Callee::Gelu: return call(Intrinsic::Gelu, Args);
+    case ast::Callee::Erf: return call(Intrinsic::Erf, Args);
+    case ast::Callee::Abs: return call(Intrinsic::Abs, Args);
+    case ast::Callee::Pow: return call(Intrinsic::Pow, Args);
+    case ast::Callee::Cast: break;
+    }
+    TDSL_UNREACHABLE("unknown callee");
+  }
+};
+
+} // namespace
+
+Func lowerKernel(const ast::Kernel &K, const std::function<unsigned(llvm::SMLoc)> &LineOf) {
+  return KernelLowering(K, LineOf).run();
+}
+
+Module lowerModule(const ast::Module &M,
+                   const std::function<unsigned(llvm::SMLoc)> &LineOf) {
+  Module Out;
+  for (const auto &K : M.Kernels)
+    Out.Funcs.push_back(lowerKernel(*K, LineOf));
+  return Out;
+}
+
+} // namespace tdsl

@@ -1,0 +1,380 @@
+//===- Reference.cpp - Evaluates a checked kernel straight from its AST ---===//
+#include "frontend/Reference.h"
+
+#include "ir/Diagnostics.h"
+
+#include <cmath>
+#include <limits>
+
+namespace tdsl {
+
+namespace {
+
+/// A value of a statically known type: floats in F, integers and bools in I.
+struct Value {
+  double F = 0;
+  int64_t I = 0;
+};
+
+int64_t wrap32(int64_t V) { return static_cast<int32_t>(static_cast<uint32_t>(V)); }
+
+double asDouble(const Value &V, DType T) {
+  return isFloat(T) ? V.F : static_cast<double>(V.I);
+}
+
+/// Converts V of type From to type To with the language's rules.
+Value convert(const Value &V, DType From, DType To) {
+  Value R;
+  if (isFloat(To)) {
+    R.F = convertValue(asDouble(V, From), DType::F64, To);
+    return R;
+  }
+  if (To == DType::Bool) {
+    R.I = isFloat(From) ? (V.F != 0.0) : (V.I != 0);
+    return R;
+  }
+  if (isFloat(From))
+    R.I = saturateInt(V.F, To);
+  else
+    R.I = saturateInt(static_cast<double>(V.I), To);
+  return R;
+}
+
+class KernelEvaluator {
+public:
+  KernelEvaluator(const ast::Kernel &K, const std::map<std::string, int64_t> &Sizes,
+                  const std::map<std::string, ir::TensorData> &Inputs)
+      : K(K), Sizes(Sizes) {
+    for (const auto &[Name, Data] : Inputs)
+      Tensors[Name] = Data;
+  }
+
+  std::map<std::string, ir::TensorData> run() {
+    for (const auto &S : K.Body)
+      runStmt(*S);
+    std::map<std::string, ir::TensorData> Out;
+    for (const auto &T : K.Outputs)
+      Out[T->Name] = Tensors[T->Name];
+    return Out;
+  }
+
+private:
+  const ast::Kernel &K;
+  const std::map<std::string, int64_t> &Sizes;
+  std::map<std::string, ir::TensorData> Tensors;
+  std::map<std::string, int64_t> Env; ///< index variable values
+
+  int64_t extent(const ast::Affine &A) const { return A.evaluate(Sizes); }
+
+  int64_t offset(const ir::TensorData &D, const std::vector<int64_t> &Idx) const {
+    int64_t Off = 0;
+    for (size_t I = 0; I < Idx.size(); ++I) {
+      if (Idx[I] < 0 || Idx[I] >= D.Shape[I])
+        TDSL_UNREACHABLE("reference evaluator: index out of bounds after sema");
+      Off = Off * D.Shape[I] + Idx[I];
+    }
+    return Off;
+  }
+
+  void runStmt(const ast::Stmt &S) {
+    const ast::Tensor &T = *S.Target;
+    ir::TensorData &Dst = Tensors[T.Name];
+    Dst.Type = T.Type;
+    Dst.Shape.clear();
+    for (const ast::Affine &A : T.Shape)
+      Dst.Shape.push_back(extent(A));
+    Dst.Values.assign(static_cast<size_t>(Dst.numElements()), 0.0);
+
+    std::vector<int64_t> Idx(S.Indices.size(), 0);
+    std::vector<int64_t> Ext;
+    for (const std::string &I : S.Indices)
+      Ext.push_back(extent(S.Ranges.at(I)));
+    for (int64_t E : Ext)
+      if (E <= 0)
+        return;
+    while (true) {
+      for (size_t I = 0; I < Idx.size(); ++I)
+        Env[S.Indices[I]] = Idx[I];
+      Value V = element(S);
+      Dst.Values[static_cast<size_t>(offset(Dst, Idx))] =
+          asDouble(convert(V, accType(S), T.Type), T.Type);
+      // Next element, row-major.
+      size_t D = Idx.size();
+      while (D > 0) {
+        if (++Idx[D - 1] < Ext[D - 1])
+          break;
+        Idx[D - 1] = 0;
+        --D;
+      }
+      if (D == 0)
+        return;
+    }
+  }
+
+  /// Plain assignments keep the value's type; reductions accumulate in the
+  /// arithmetic type of the target (f64 here when the target is a float, so
+  /// the reference is as exact as it can be).
+  DType accType(const ast::Stmt &S) const {
+    if (S.Op == ast::AssignOp::Assign && S.Reduced.empty())
+      return S.Value->Type;
+    DType A = arithmeticType(S.Target->Type);
+    return isFloat(A) ? DType::F64 : A;
+  }
+
+  Value element(const ast::Stmt &S) {
+    DType Acc = accType(S);
+    if (S.Op == ast::AssignOp::Assign && S.Reduced.empty())
+      return eval(*S.Value);
+    Value A = identity(S.Op, Acc);
+    std::vector<int64_t> Ext;
+    for (const std::string &R : S.Reduced)
+      Ext.push_back(extent(S.Ranges.at(R)));
+    for (int64_t E : Ext)
+      if (E <= 0)
+        return A;
+    std::vector<int64_t> Idx(S.Reduced.size(), 0);
+    while (true) {
+      for (size_t I = 0; I < Idx.size(); ++I)
+        Env[S.Reduced[I]] = Idx[I];
+      Value Term = convert(eval(*S.Value), S.Value->Type, Acc);
+      A = combine(S.Op, Acc, A, Term);
+      size_t D = Idx.size();
+      while (D > 0) {
+        if (++Idx[D - 1] < Ext[D - 1])
+          break;
+        Idx[D - 1] = 0;
+        --D;
+      }
+      if (D == 0)
+        return A;
+    }
+  }
+
+  static Value identity(ast::AssignOp Op, DType T) {
+    Value V;
+    bool F = isFloat(T);
+    double Inf = std::numeric_limits<double>::infinity();
+    switch (Op) {
+    case ast::AssignOp::Assign:
+    case ast::AssignOp::Add: break;
+    case ast::AssignOp::Mul: V.F = 1; V.I = 1; break;
+    case ast::AssignOp::Max:
+      if (F) V.F = -Inf; else V.I = static_cast<int64_t>(dtypeLowest(T));
+      break;
+    case ast::AssignOp::Min:
+      if (F) V.F = Inf; else V.I = static_cast<int64_t>(dtypeHighest(T));
+      break;
+    }
+    return V;
+  }
+
+  static Value combine(ast::AssignOp Op, DType T, Value A, Value B) {
+    Value R;
+    if (isFloat(T)) {
+      switch (Op) {
+      case ast::AssignOp::Assign:
+      case ast::AssignOp::Add: R.F = A.F + B.F; break;
+      case ast::AssignOp::Mul: R.F = A.F * B.F; break;
+      case ast::AssignOp::Max: R.F = std::fmax(A.F, B.F); break;
+      case ast::AssignOp::Min: R.F = std::fmin(A.F, B.F); break;
+      }
+      return R;
+    }
+    switch (Op) {
+    case ast::AssignOp::Assign:
+    case ast::AssignOp::Add: R.I = wrap32(A.I + B.I); break;
+    case ast::AssignOp::Mul: R.I = wrap32(static_cast<int64_t>(
+                                 static_cast<uint64_t>(A.I) * static_cast<uint64_t>(B.I)));
+      break;
+    case ast::AssignOp::Max: R.I = std::max(A.I, B.I); break;
+    case ast::AssignOp::Min: R.I = std::min(A.I, B.I); break;
+    }
+    return R;
+  }
+
+  Value read(const ast::Tensor &T, const std::vector<int64_t> &Idx) {
+    auto It = Tensors.find(T.Name);
+    if (It == Tensors.end())
+      TDSL_UNREACHABLE("reference evaluator: tensor read before definition");
+    const ir::TensorData &D = It->second;
+    double X = D.Shape.empty() ? D.Values.at(0)
+                               : D.Values.at(static_cast<size_t>(offset(D, Idx)));
+    Value V;
+    if (isFloat(T.Type))
+      V.F = X;
+    else
+      V.I = static_cast<int64_t>(X);
+    return V;
+  }
+
+  Value eval(const ast::Expr &E) {
+    Value V;
+    switch (E.Kind) {
+    case ast::ExprKind::IntLit: {
+      int64_t L = static_cast<const ast::IntLit &>(E).Value;
+      if (isFloat(E.Type))
+        V.F = static_cast<double>(L);
+      else
+        V.I = L;
+      return V;
+    }
+    case ast::ExprKind::FloatLit:
+      V.F = static_cast<const ast::FloatLit &>(E).Value;
+      if (!isFloat(E.Type))
+        V.I = static_cast<int64_t>(V.F);
+      return V;
+    case ast::ExprKind::Name: {
+      const auto &N = static_cast<const ast::Name &>(E);
+      int64_t X = 0;
+      if (N.Resolved == ast::NameKind::Tensor)
+        return read(*N.Target, {});
+      if (N.Resolved == ast::NameKind::Index)
+        X = Env.at(N.Id);
+      else
+        X = Sizes.at(N.Id);
+      V.I = X;
+      V.F = static_cast<double>(X);
+      return V;
+    }
+    case ast::ExprKind::Access: {
+      const auto &A = static_cast<const ast::Access &>(E);
+      std::vector<int64_t> Idx;
+      for (const ast::Affine &Sub : A.AffineSubs)
+        Idx.push_back(Sub.evaluate(Env));
+      return read(*A.Target, Idx);
+    }
+    case ast::ExprKind::Unary: {
+      const auto &U = static_cast<const ast::Unary &>(E);
+      Value X = eval(*U.Operand);
+      DType T = U.Operand->Type;
+      if (U.Op == ast::UnaryOp::Not) {
+        V.I = convert(X, T, DType::Bool).I ? 0 : 1;
+        return V;
+      }
+      if (isFloat(E.Type)) {
+        V.F = -asDouble(X, T);
+        return V;
+      }
+      V.I = wrap32(-X.I);
+      return V;
+    }
+    case ast::ExprKind::Binary: return evalBinary(static_cast<const ast::Binary &>(E));
+    case ast::ExprKind::Select: {
+      const auto &S = static_cast<const ast::Select &>(E);
+      bool C = convert(eval(*S.Cond), S.Cond->Type, DType::Bool).I != 0;
+      const ast::Expr &Pick = C ? *S.Then : *S.Else;
+      return convert(eval(Pick), Pick.Type, arithmeticOrSame(E.Type));
+    }
+    case ast::ExprKind::Call: return evalCall(static_cast<const ast::Call &>(E));
+    }
+    TDSL_UNREACHABLE("unknown expression kind");
+  }
+
+  /// Float results are carried in f64 whatever their nominal type; only
+  /// integer results need converting.
+  static DType arithmeticOrSame(DType T) { return isFloat(T) ? DType::F64 : T; }
+
+  Value evalBinary(const ast::Binary &B) {
+    DType T = B.OperandType;
+    Value L = convert(eval(*B.LHS), B.LHS->Type, arithmeticOrSame(T));
+    Value R = convert(eval(*B.RHS), B.RHS->Type, arithmeticOrSame(T));
+    Value V;
+    bool F = isFloat(T);
+    if (T == DType::Bool) {
+      // Only && and || and == != reach here with bool operands.
+      switch (B.Op) {
+      case ast::BinaryOp::And: V.I = L.I && R.I; return V;
+      case ast::BinaryOp::Or: V.I = L.I || R.I; return V;
+      case ast::BinaryOp::Eq: V.I = L.I == R.I; return V;
+      case ast::BinaryOp::Ne: V.I = L.I != R.I; return V;
+      default: break;
+      }
+    }
+    switch (B.Op) {
+    case ast::BinaryOp::Add:
+      if (F) V.F = L.F + R.F; else V.I = wrapTo(T, L.I + R.I);
+      return V;
+    case ast::BinaryOp::Sub:
+      if (F) V.F = L.F - R.F; else V.I = wrapTo(T, L.I - R.I);
+      return V;
+    case ast::BinaryOp::Mul:
+      if (F) V.F = L.F * R.F;
+      else V.I = wrapTo(T, static_cast<int64_t>(static_cast<uint64_t>(L.I) *
+                                                static_cast<uint64_t>(R.I)));
+      return V;
+    case ast::BinaryOp::Div:
+      if (F) V.F = L.F / R.F;
+      else V.I = R.I == 0 ? 0 : wrapTo(T, L.I / R.I);
+      return V;
+    case ast::BinaryOp::Mod:
+      if (F) V.F = std::fmod(L.F, R.F);
+      else V.I = R.I == 0 ? 0 : L.I % R.I;
+      return V;
+    case ast::BinaryOp::Lt: V.I = F ? L.F < R.F : L.I < R.I; return V;
+    case ast::BinaryOp::Le: V.I = F ? L.F <= R.F : L.I <= R.I; return V;
+    case ast::BinaryOp::Gt: V.I = F ? L.F > R.F : L.I > R.I; return V;
+    case ast::BinaryOp::Ge: V.I = F ? L.F >= R.F : L.I >= R.I; return V;
+    case ast::BinaryOp::Eq: V.I = F ? L.F == R.F : L.I == R.I; return V;
+    case ast::BinaryOp::Ne: V.I = F ? L.F != R.F : L.I != R.I; return V;
+    case ast::BinaryOp::And:
+      V.I = (F ? L.F != 0 : L.I != 0) && (F ? R.F != 0 : R.I != 0);
+      return V;
+    case ast::BinaryOp::Or:
+      V.I = (F ? L.F != 0 : L.I != 0) || (F ? R.F != 0 : R.I != 0);
+      return V;
+    }
+    TDSL_UNREACHABLE("unknown binary operator");
+  }
+
+  static int64_t wrapTo(DType T, int64_t V) { return T == DType::I64 ? V : wrap32(V); }
+
+  Value evalCall(const ast::Call &C) {
+    if (C.Fn == ast::Callee::Cast) {
+      const ast::Expr &A = *C.Args[0];
+      return convert(eval(A), A.Type, C.CastTo);
+    }
+    DType T = C.ArgType;
+    std::vector<Value> Args;
+    for (const auto &A : C.Args)
+      Args.push_back(convert(eval(*A), A->Type, arithmeticOrSame(T)));
+    Value V;
+    if (!isFloat(T)) {
+      int64_t X = Args[0].I;
+      switch (C.Fn) {
+      case ast::Callee::Relu: V.I = X > 0 ? X : 0; return V;
+      case ast::Callee::Abs: V.I = wrapTo(T, X < 0 ? -X : X); return V;
+      case ast::Callee::Max: V.I = std::max(X, Args[1].I); return V;
+      case ast::Callee::Min: V.I = std::min(X, Args[1].I); return V;
+      default: TDSL_UNREACHABLE("integer argument to a float-only function after sema");
+      }
+    }
+    double X = Args[0].F;
+    switch (C.Fn) {
+    case ast::Callee::Exp: V.F = std::exp(X); break;
+    case ast::Callee::Log: V.F = std::log(X); break;
+    case ast::Callee::Sqrt: V.F = std::sqrt(X); break;
+    case ast::Callee::Rsqrt: V.F = 1.0 / std::sqrt(X); break;
+    case ast::Callee::Tanh: V.F = std::tanh(X); break;
+    case ast::Callee::Sigmoid: V.F = 1.0 / (1.0 + std::exp(-X)); break;
+    case ast::Callee::Relu: V.F = X > 0 ? X : (std::isnan(X) ? X : 0.0); break;
+    case ast::Callee::Gelu: V.F = 0.5 * X * (1.0 + std::erf(X / std::sqrt(2.0))); break;
+    case ast::Callee::Erf: V.F = std::erf(X); break;
+    case ast::Callee::Abs: V.F = std::fabs(X); break;
+    case ast::Callee::Pow: V.F = std::pow(X, Args[1].F); break;
+    case ast::Callee::Max: V.F = std::fmax(X, Args[1].F); break;
+    case ast::Callee::Min: V.F = std::fmin(X, Args[1].F); break;
+    case ast::Callee::Cast: break;
+    }
+    return V;
+  }
+};
+
+} // namespace
+
+std::map<std::string, ir::TensorData>
+evaluateReference(const ast::Kernel &K, const std::map<std::string, int64_t> &Sizes,
+                  const std::map<std::string, ir::TensorData> &Inputs) {
+  return KernelEvaluator(K, Sizes, Inputs).run();
+}
+
+} // namespace tdsl

@@ -1,0 +1,430 @@
+//===- Printer.cpp - Prints the loop IR in the text form of ir/IR.md ------===//
+#include "ir/Printer.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace tdsl::ir {
+
+namespace {
+
+/// Binding strength, loosest first; an operand printed where a stronger
+/// one is required gets parentheses. The parser (IRParser.cpp) uses the
+/// same table.
+enum Prec : int {
+  PrecSelect = 0,
+  PrecOr,
+  PrecAnd,
+  PrecEq,
+  PrecRel,
+  PrecAdd,
+  PrecMul,
+  PrecUnary,
+  PrecPrimary,
+};
+
+int binaryPrec(BinaryOp Op) {
+  switch (Op) {
+  case BinaryOp::Or: return PrecOr;
+  case BinaryOp::And: return PrecAnd;
+  case BinaryOp::Eq:
+  case BinaryOp::Ne: return PrecEq;
+  case BinaryOp::Lt:
+  case BinaryOp::Le:
+  case BinaryOp::Gt:
+  case BinaryOp::Ge: return PrecRel;
+  case BinaryOp::Add:
+  case BinaryOp::Sub: return PrecAdd;
+  case BinaryOp::Mul:
+  case BinaryOp::Div:
+  case BinaryOp::Mod: return PrecMul;
+  case BinaryOp::Min:
+  case BinaryOp::Max: return PrecPrimary; // printed as calls: min(a, b)
+  }
+  return PrecPrimary;
+}
+
+bool isNegativeLiteral(const Expr &E) {
+  if (E->Kind == ExprKind::IntImm)
+    return static_cast<const IntImmNode &>(*E).Value < 0;
+  if (E->Kind == ExprKind::FloatImm) {
+    double V = static_cast<const FloatImmNode &>(*E).Value;
+    return !std::isnan(V) && std::signbit(V);
+  }
+  return false;
+}
+
+int precOf(const Expr &E) {
+  switch (E->Kind) {
+  case ExprKind::Unary: return PrecUnary;
+  case ExprKind::Binary: return binaryPrec(static_cast<const BinaryNode &>(*E).Op);
+  case ExprKind::Select: return PrecSelect;
+  case ExprKind::IntImm:
+  case ExprKind::FloatImm:
+    // The parser reads "-5" as one literal, so it binds like a unary minus.
+    return isNegativeLiteral(E) ? PrecUnary : PrecPrimary;
+  default: return PrecPrimary;
+  }
+}
+
+/// The shortest decimal that parses back (strtod, then rounding to T as
+/// the parser does) to exactly V, V finite and non-negative: fixed notation
+/// for moderate exponents, scientific otherwise; always with '.' or 'e'.
+std::string formatMagnitude(double V, DType T) {
+  if (V == 0.0)
+    return "0.0";
+  char Buf[64];
+  for (int Digits = 1; Digits <= 17; ++Digits) {
+    std::snprintf(Buf, sizeof(Buf), "%.*e", Digits - 1, V);
+    double Back = convertValue(std::strtod(Buf, nullptr), DType::F64, T);
+    if (Back == V || Digits == 17)
+      break;
+  }
+  // Buf is "d.ddde[+-]XX": split into significant digits and exponent.
+  std::string Mantissa;
+  const char *P = Buf;
+  for (; *P && *P != 'e'; ++P)
+    if (*P != '.')
+      Mantissa += *P;
+  int Exp = *P == 'e' ? std::atoi(P + 1) : 0;
+  while (Mantissa.size() > 1 && Mantissa.back() == '0')
+    Mantissa.pop_back();
+
+  std::string Out;
+  if (Exp >= -4 && Exp < 16) {
+    if (Exp >= 0) {
+      std::string IntPart = Mantissa.substr(0, std::min<size_t>(Mantissa.size(), Exp + 1));
+      IntPart.append(Exp + 1 - IntPart.size(), '0');
+      std::string Frac = Mantissa.size() > size_t(Exp + 1) ? Mantissa.substr(Exp + 1) : "0";
+      Out = IntPart + "." + Frac;
+    } else {
+      Out = "0." + std::string(-Exp - 1, '0') + Mantissa;
+    }
+  } else {
+    Out = Mantissa.substr(0, 1);
+    if (Mantissa.size() > 1)
+      Out += "." + Mantissa.substr(1);
+    Out += "e" + std::to_string(Exp);
+  }
+  return Out;
+}
+
+std::string formatFloat(double V, DType T) {
+  std::string Suffix = T == DType::F32 ? "" : "_" + dtypeName(T).str();
+  if (std::isnan(V))
+    return "nan_" + dtypeName(T).str();
+  std::string Sign = std::signbit(V) ? "-" : "";
+  if (std::isinf(V))
+    return Sign + "inf_" + dtypeName(T).str();
+  return Sign + formatMagnitude(std::fabs(V), T) + Suffix;
+}
+
+class Printer {
+public:
+  explicit Printer(llvm::raw_ostream &OS) : OS(OS) {}
+
+  void printExpr(const Expr &E, int MinPrec = PrecSelect);
+  void printStmt(const Stmt &S, unsigned Indent);
+  void printFunc(const Func &F);
+
+private:
+  llvm::raw_ostream &OS;
+
+  void printExprs(const std::vector<Expr> &Es);
+  void printBareExpr(const Expr &E);
+  void printLine(const StmtNode &S);
+  void printBody(const Stmt &Body, unsigned Indent);
+  void printShape(const std::vector<Expr> &Shape);
+  void indent(unsigned Level) { OS.indent(2 * Level); }
+};
+
+void Printer::printExprs(const std::vector<Expr> &Es) {
+  for (size_t I = 0; I < Es.size(); ++I) {
+    if (I)
+      OS << ", ";
+    printExpr(Es[I]);
+  }
+}
+
+void Printer::printExpr(const Expr &E, int MinPrec) {
+  if (!E) {
+    OS << "<null>";
+    return;
+  }
+  bool Paren = precOf(E) < MinPrec;
+  if (Paren)
+    OS << '(';
+  printBareExpr(E);
+  if (Paren)
+    OS << ')';
+}
+
+void Printer::printBareExpr(const Expr &E) {
+  switch (E->Kind) {
+  case ExprKind::IntImm: {
+    OS << static_cast<const IntImmNode &>(*E).Value;
+    if (E->Type != DType::I64)
+      OS << '_' << dtypeName(E->Type);
+    return;
+  }
+  case ExprKind::FloatImm:
+    OS << formatFloat(static_cast<const FloatImmNode &>(*E).Value, E->Type);
+    return;
+  case ExprKind::Var: OS << static_cast<const VarNode &>(*E).Name; return;
+  case ExprKind::Load: {
+    const auto &N = static_cast<const LoadNode &>(*E);
+    OS << N.Buffer << '[';
+    printExprs(N.Indices);
+    OS << ']';
+    return;
+  }
+  case ExprKind::Unary: {
+    const auto &N = static_cast<const UnaryNode &>(*E);
+    OS << (N.Op == UnaryOp::Neg ? "-" : "!");
+    // "-5" would read back as one literal and "--x" is hard to read: a
+    // negated literal or negation keeps its parentheses.
+    bool Paren = N.Op == UnaryOp::Neg &&
+                 (N.A->Kind == ExprKind::IntImm || N.A->Kind == ExprKind::FloatImm ||
+                  (N.A->Kind == ExprKind::Unary &&
+                   static_cast<const UnaryNode &>(*N.A).Op == UnaryOp::Neg));
+    if (Paren) {
+      OS << '(';
+      printExpr(N.A);
+      OS << ')';
+    } else {
+      printExpr(N.A, PrecUnary);
+    }
+    return;
+  }
+  case ExprKind::Binary: {
+    const auto &N = static_cast<const BinaryNode &>(*E);
+    if (N.Op == BinaryOp::Min || N.Op == BinaryOp::Max) {
+      OS << binaryOpSpelling(N.Op) << '(';
+      printExpr(N.A);
+      OS << ", ";
+      printExpr(N.B);
+      OS << ')';
+      return;
+    }
+    int P = binaryPrec(N.Op);
+    printExpr(N.A, P); // left-associative: only the right operand of an
+    OS << ' ' << binaryOpSpelling(N.Op) << ' ';
+    printExpr(N.B, P + 1); // equal-precedence operator needs parentheses
+    return;
+  }
+  case ExprKind::Select: {
+    const auto &N = static_cast<const SelectNode &>(*E);
+    printExpr(N.Cond, PrecOr);
+    OS << " ? ";
+    printExpr(N.TrueValue);
+    OS << " : ";
+    printExpr(N.FalseValue);
+    return;
+  }
+  case ExprKind::Cast: {
+    const auto &N = static_cast<const CastNode &>(*E);
+    OS << dtypeName(N.Type) << '(';
+    printExpr(N.A);
+    OS << ')';
+    return;
+  }
+  case ExprKind::Call: {
+    const auto &N = static_cast<const CallNode &>(*E);
+    OS << intrinsicName(N.Fn) << '(';
+    printExprs(N.Args);
+    OS << ')';
+    return;
+  }
+  }
+}
+
+/// The "b" of "for v in a..b": the loop's Min + Extent, spelled the way
+/// the parser's extentFromEnd() (IRParser.cpp) undoes it.
+Expr loopEnd(const ForNode &N) {
+  std::optional<int64_t> Min = asConstInt(N.Min), Ext = asConstInt(N.Extent);
+  if (Min && *Min == 0)
+    return N.Extent;
+  int64_t Sum;
+  if (Min && Ext && N.Min->Type == DType::I64 && N.Extent->Type == DType::I64 &&
+      !__builtin_add_overflow(*Min, *Ext, &Sum))
+    return intImm(Sum);
+  if (N.Extent && N.Extent->Kind == ExprKind::Binary) {
+    const auto &Sub = static_cast<const BinaryNode &>(*N.Extent);
+    if (Sub.Op == BinaryOp::Sub && structurallyEqual(Sub.B, N.Min))
+      return Sub.A;
+  }
+  return add(N.Min, N.Extent);
+}
+
+void Printer::printLine(const StmtNode &S) {
+  if (S.SrcLine)
+    OS << " @" << S.SrcLine;
+}
+
+void Printer::printBody(const Stmt &Body, unsigned Indent) {
+  OS << " {\n";
+  printStmt(Body, Indent + 1);
+  indent(Indent);
+  OS << '}';
+}
+
+void Printer::printShape(const std::vector<Expr> &Shape) {
+  OS << '[';
+  printExprs(Shape);
+  OS << ']';
+}
+
+void Printer::printStmt(const Stmt &S, unsigned Indent) {
+  if (!S)
+    return;
+  if (S->Kind == StmtKind::Block) {
+    // A block has no syntax of its own: its statements follow each other.
+    for (const Stmt &C : static_cast<const BlockNode &>(*S).Stmts)
+      printStmt(C, Indent);
+    return;
+  }
+  indent(Indent);
+  switch (S->Kind) {
+  case StmtKind::Block: break;
+  case StmtKind::For: {
+    const auto &N = static_cast<const ForNode &>(*S);
+    OS << "for " << N.Var << " in ";
+    printExpr(N.Min);
+    OS << "..";
+    printExpr(loopEnd(N));
+    OS << ' ' << forKindName(N.Loop);
+    if (N.Unroll)
+      OS << '(' << N.Unroll << ')';
+    printLine(N);
+    printBody(N.Body, Indent);
+    break;
+  }
+  case StmtKind::If: {
+    const auto &N = static_cast<const IfNode &>(*S);
+    OS << "if ";
+    printExpr(N.Cond);
+    printLine(N);
+    printBody(N.Then, Indent);
+    if (N.Else) {
+      OS << " else";
+      printBody(N.Else, Indent);
+    }
+    break;
+  }
+  case StmtKind::Let: {
+    const auto &N = static_cast<const LetNode &>(*S);
+    OS << "let " << N.Var << ": " << (N.Value ? dtypeName(N.Value->Type) : "?") << " = ";
+    printExpr(N.Value);
+    printLine(N);
+    printBody(N.Body, Indent);
+    break;
+  }
+  case StmtKind::Store: {
+    const auto &N = static_cast<const StoreNode &>(*S);
+    OS << N.Buffer;
+    if (!N.Indices.empty())
+      printShape(N.Indices);
+    OS << " = ";
+    printExpr(N.Value);
+    printLine(N);
+    break;
+  }
+  case StmtKind::Allocate: {
+    const auto &N = static_cast<const AllocateNode &>(*S);
+    const Buffer &B = N.Buf;
+    OS << "alloc " << B.Name << ": " << dtypeName(B.Type);
+    printShape(B.Shape);
+    OS << ' ' << memScopeName(B.Scope);
+    if (!B.Padding.empty()) {
+      OS << " pad [";
+      for (size_t I = 0; I < B.Padding.size(); ++I)
+        OS << (I ? ", " : "") << B.Padding[I];
+      OS << ']';
+    }
+    if (B.SwizzleBits)
+      OS << " swizzle(" << B.SwizzleBits << ')';
+    printLine(N);
+    printBody(N.Body, Indent);
+    break;
+  }
+  case StmtKind::Barrier:
+    OS << "barrier";
+    printLine(*S);
+    break;
+  case StmtKind::AsyncCopy: {
+    const auto &N = static_cast<const AsyncCopyNode &>(*S);
+    OS << "async_copy " << N.Dst;
+    printShape(N.DstIndices);
+    OS << " <- " << N.Src;
+    printShape(N.SrcIndices);
+    OS << " x " << N.Elems;
+    printLine(N);
+    break;
+  }
+  case StmtKind::AsyncCommit:
+    OS << "async_commit";
+    printLine(*S);
+    break;
+  case StmtKind::AsyncWait:
+    OS << "async_wait(" << static_cast<const AsyncWaitNode &>(*S).Pending << ')';
+    printLine(*S);
+    break;
+  case StmtKind::Call: {
+    const auto &N = static_cast<const CallStmtNode &>(*S);
+    OS << "call " << N.Name << '(';
+    printExprs(N.Args);
+    OS << ')';
+    printLine(N);
+    break;
+  }
+  }
+  OS << '\n';
+}
+
+void Printer::printFunc(const Func &F) {
+  OS << "func " << F.Name << '<';
+  for (size_t I = 0; I < F.Sizes.size(); ++I)
+    OS << (I ? ", " : "") << F.Sizes[I];
+  OS << ">(";
+  for (size_t I = 0; I < F.Params.size(); ++I) {
+    const Buffer &B = F.Params[I];
+    OS << (I ? ", " : "") << (B.Role == BufferRole::Output ? "out " : "in ") << B.Name
+       << ": " << dtypeName(B.Type);
+    if (!B.Shape.empty())
+      printShape(B.Shape);
+  }
+  OS << ") {\n";
+  printStmt(F.Body, 1);
+  OS << "}\n";
+}
+
+} // namespace
+
+void printModule(const Module &M, llvm::raw_ostream &OS) {
+  Printer P(OS);
+  for (size_t I = 0; I < M.Funcs.size(); ++I) {
+    if (I)
+      OS << '\n';
+    P.printFunc(M.Funcs[I]);
+  }
+}
+
+void printFunc(const Func &F, llvm::raw_ostream &OS) { Printer(OS).printFunc(F); }
+
+std::string toString(const Expr &E) {
+  std::string S;
+  llvm::raw_string_ostream OS(S);
+  Printer(OS).printExpr(E);
+  return OS.str();
+}
+
+std::string toString(const Stmt &S) {
+  std::string Str;
+  llvm::raw_string_ostream OS(Str);
+  Printer(OS).printStmt(S, 0);
+  return OS.str();
+}
+
+} // namespace tdsl::ir

@@ -1,0 +1,607 @@
+//===- Verifier.cpp - Structural and type checks of the loop IR -----------===//
+//
+// One walk over each function with the scopes the parser keeps (variables,
+// buffers) plus the GPU context (enclosing block and thread loops, the block
+// size of the current launch). Only statically decidable facts are checked:
+// a barrier under a thread loop is divergent when the loop's constant extent
+// is smaller than the block, nothing is guessed about data-dependent ifs.
+//
+//===----------------------------------------------------------------------===//
+#include "ir/Verifier.h"
+
+#include "ir/IRParser.h"
+#include "ir/Printer.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/Twine.h"
+
+#include <cctype>
+#include <cmath>
+#include <cstring>
+
+namespace tdsl::ir {
+
+namespace {
+
+constexpr int64_t MaxThreadsPerBlock = 1024;
+constexpr int64_t MaxBlockDim[3] = {1024, 1024, 64};
+constexpr int64_t WarpSize = 32;
+
+/// The statement's first printed line: enough to find it, short enough
+/// for a message.
+std::string headerOf(const Stmt &S) {
+  std::string Text = toString(S);
+  size_t Start = Text.find_first_not_of(' ');
+  Text = Text.substr(Start == std::string::npos ? 0 : Start);
+  Text = Text.substr(0, Text.find('\n'));
+  if (llvm::StringRef(Text).endswith(" {"))
+    Text.resize(Text.size() - 2);
+  return Text;
+}
+
+bool isIdentifier(llvm::StringRef Name) {
+  if (Name.empty() || !(std::isalpha(static_cast<unsigned char>(Name[0])) || Name[0] == '_'))
+    return false;
+  for (char C : Name)
+    if (!(std::isalnum(static_cast<unsigned char>(C)) || C == '_'))
+      return false;
+  return true;
+}
+
+bool isArithmeticForbidden(DType T) { return T == DType::F16 || T == DType::BF16; }
+
+/// Threads of one block along x, y, z.
+struct BlockDims {
+  int64_t Dim[3] = {1, 1, 1};
+};
+
+int dimOf(ForKind K) {
+  switch (K) {
+  case ForKind::ThreadY: return 1;
+  case ForKind::ThreadZ: return 2;
+  default: return 0; // thread.x, warp and lane all split threadIdx.x
+  }
+}
+
+/// Threads along the dimension one iteration of a thread loop covers.
+int64_t threadsCovered(ForKind K, int64_t Extent) {
+  return K == ForKind::Warp ? Extent * WarpSize : Extent;
+}
+
+bool containsLoop(const Stmt &S, bool (*Pred)(ForKind)) {
+  struct Finder : IRVisitor {
+    bool (*Pred)(ForKind);
+    bool Found = false;
+    void visitFor(const ForNode &N) override {
+      Found |= Pred(N.Loop);
+      if (!Found)
+        IRVisitor::visitFor(N);
+    }
+    void visit(const Expr &) override {}
+    using IRVisitor::visit;
+  } F;
+  F.Pred = Pred;
+  F.visit(S);
+  return F.Found;
+}
+
+bool isGpuLoop(ForKind K) { return isBlockLoop(K) || isThreadLoop(K); }
+
+class Verifier {
+public:
+  explicit Verifier(const Func &F) : F(F) {}
+  std::vector<std::string> run();
+
+private:
+  const Func &F;
+  std::vector<std::string> Errors;
+
+  enum class VarKind { Size, Loop, Let };
+  struct VarInfo {
+    std::string Name;
+    DType Type;
+    VarKind Kind;
+  };
+  std::vector<VarInfo> Vars;
+  std::vector<const Buffer *> Buffers;
+  /// Enclosing loops bound to blocks or threads, innermost last.
+  std::vector<const ForNode *> GpuLoops;
+  unsigned BlockDepth = 0, ThreadDepth = 0;
+  /// Block size of the launch being walked (null outside launches).
+  const BlockDims *Launch = nullptr;
+  llvm::DenseMap<const StmtNode *, BlockDims> Launches;
+
+  void fail(const llvm::Twine &Msg) {
+    Errors.push_back(("in func '" + F.Name + "': " + Msg).str());
+  }
+  void fail(const llvm::Twine &Msg, const Expr &E) { fail(Msg + ": " + toString(E)); }
+  void fail(const llvm::Twine &Msg, const Stmt &S) { fail(Msg + ": " + headerOf(S)); }
+
+  const VarInfo *findVar(llvm::StringRef Name) const;
+  const Buffer *findBuffer(llvm::StringRef Name) const;
+  void checkName(llvm::StringRef Name, const char *What);
+  void checkNewVar(const std::string &Name, const char *What, const Stmt &S);
+  void checkIndices(const Buffer &B, const std::vector<Expr> &Indices, const Expr &E,
+                    const Stmt &S);
+  const Buffer *checkBufferAccess(const std::string &Name, const std::vector<Expr> &Indices,
+                                  const Stmt &S, const Expr &E = nullptr);
+
+  void findLaunches(const Stmt &S);
+  void computeLaunch(const Stmt &Root);
+
+  void checkExpr(const Expr &E);
+  void checkStmt(const Stmt &S);
+  void checkFor(const ForNode &N, const Stmt &S);
+  void checkAllocate(const AllocateNode &N, const Stmt &S);
+  void checkBarrier(const Stmt &S);
+};
+
+const Verifier::VarInfo *Verifier::findVar(llvm::StringRef Name) const {
+  for (auto It = Vars.rbegin(); It != Vars.rend(); ++It)
+    if (It->Name == Name)
+      return &*It;
+  return nullptr;
+}
+
+const Buffer *Verifier::findBuffer(llvm::StringRef Name) const {
+  for (auto It = Buffers.rbegin(); It != Buffers.rend(); ++It)
+    if ((*It)->Name == Name)
+      return *It;
+  return nullptr;
+}
+
+/// Names must survive printing and parsing back.
+void Verifier::checkName(llvm::StringRef Name, const char *What) {
+  if (!isIdentifier(Name))
+    fail(llvm::Twine(What) + " name '" + Name + "' is not an identifier");
+  else if (isReservedIRWord(Name))
+    fail(llvm::Twine(What) + " name '" + Name + "' is a reserved word of the IR text");
+}
+
+void Verifier::checkNewVar(const std::string &Name, const char *What, const Stmt &S) {
+  checkName(Name, What);
+  if (findVar(Name))
+    fail(llvm::Twine(What) + " '" + Name + "' shadows a variable already in scope", S);
+}
+
+const Buffer *Verifier::checkBufferAccess(const std::string &Name,
+                                          const std::vector<Expr> &Indices, const Stmt &S,
+                                          const Expr &E) {
+  const Buffer *B = findBuffer(Name);
+  auto Fail = [&](const llvm::Twine &Msg) { E ? fail(Msg, E) : fail(Msg, S); };
+  if (!B) {
+    Fail("buffer '" + Name + "' is not defined here (neither a parameter nor an enclosing alloc)");
+  } else if (B->rank() != Indices.size()) {
+    Fail("buffer '" + Name + "' of rank " + llvm::Twine(B->rank()) + " indexed with " +
+         llvm::Twine(Indices.size()) + " subscripts");
+  }
+  for (const Expr &I : Indices) {
+    checkExpr(I);
+    if (I && !isInteger(I->Type))
+      Fail("subscript '" + toString(I) + "' of buffer '" + Name + "' has non-integer type " +
+           dtypeName(I->Type));
+  }
+  return B;
+}
+
+//===----------------------------------------------------------------------===//
+// Launches
+//===----------------------------------------------------------------------===//
+
+/// Host-level statements (blocks, lets, global allocations) only group
+/// launches; any other statement containing a GPU-bound loop is one launch.
+void Verifier::findLaunches(const Stmt &S) {
+  if (!S)
+    return;
+  switch (S->Kind) {
+  case StmtKind::Block:
+    for (const Stmt &C : static_cast<const BlockNode &>(*S).Stmts)
+      findLaunches(C);
+    return;
+  case StmtKind::Let: findLaunches(static_cast<const LetNode &>(*S).Body); return;
+  case StmtKind::Allocate: {
+    const auto &N = static_cast<const AllocateNode &>(*S);
+    if (N.Buf.Scope == MemScope::Global) {
+      findLaunches(N.Body);
+      return;
+    }
+    break;
+  }
+  default: break;
+  }
+  if (containsLoop(S, isGpuLoop))
+    computeLaunch(S);
+}
+
+void Verifier::computeLaunch(const Stmt &Root) {
+  struct DimCollector : IRVisitor {
+    BlockDims Dims;
+    void visitFor(const ForNode &N) override {
+      std::optional<int64_t> Ext = asConstInt(N.Extent);
+      if (isThreadLoop(N.Loop) && Ext && *Ext > 0 && *Ext <= (int64_t(1) << 31)) {
+        int D = dimOf(N.Loop);
+        Dims.Dim[D] = std::max(Dims.Dim[D], threadsCovered(N.Loop, *Ext));
+      }
+      IRVisitor::visitFor(N);
+    }
+    void visit(const Expr &) override {}
+    using IRVisitor::visit;
+  } C;
+  C.visit(Root);
+  const BlockDims &D = C.Dims;
+  static const char *DimName[3] = {"x", "y", "z"};
+  for (int I = 0; I < 3; ++I)
+    if (D.Dim[I] > MaxBlockDim[I])
+      fail("launch needs " + llvm::Twine(D.Dim[I]) + " threads along " + DimName[I] +
+               ", more than the limit of " + llvm::Twine(MaxBlockDim[I]),
+           Root);
+  int64_t Total = D.Dim[0] * D.Dim[1] * D.Dim[2];
+  if (Total > MaxThreadsPerBlock)
+    fail("launch needs " + llvm::Twine(Total) + " threads per block (" +
+             llvm::Twine(D.Dim[0]) + " x " + llvm::Twine(D.Dim[1]) + " x " +
+             llvm::Twine(D.Dim[2]) + "), more than " + llvm::Twine(MaxThreadsPerBlock),
+         Root);
+  Launches[Root.get()] = D;
+}
+
+//===----------------------------------------------------------------------===//
+// Expressions
+//===----------------------------------------------------------------------===//
+
+void Verifier::checkExpr(const Expr &E) {
+  if (!E) {
+    fail("null expression");
+    return;
+  }
+  auto NoSmallFloatMath = [&](DType T) {
+    if (isArithmeticForbidden(T))
+      fail("arithmetic on " + dtypeName(T) + " (convert to f32 first)", E);
+  };
+  switch (E->Kind) {
+  case ExprKind::IntImm: {
+    int64_t V = static_cast<const IntImmNode &>(*E).Value;
+    if (!isInteger(E->Type) && E->Type != DType::Bool)
+      fail("integer literal of non-integer type " + dtypeName(E->Type), E);
+    else if (E->Type != DType::I64 &&
+             (double(V) < dtypeLowest(E->Type) || double(V) > dtypeHighest(E->Type)))
+      fail("integer literal out of range for " + dtypeName(E->Type), E);
+    return;
+  }
+  case ExprKind::FloatImm: {
+    double V = static_cast<const FloatImmNode &>(*E).Value;
+    if (!isFloat(E->Type)) {
+      fail("float literal of non-float type " + dtypeName(E->Type), E);
+      return;
+    }
+    double R = convertValue(V, DType::F64, E->Type);
+    if (!std::isnan(V) && std::memcmp(&R, &V, sizeof(double)) != 0)
+      fail("float literal not representable in " + dtypeName(E->Type), E);
+    return;
+  }
+  case ExprKind::Var: {
+    const auto &N = static_cast<const VarNode &>(*E);
+    const VarInfo *V = findVar(N.Name);
+    if (!V)
+      fail("variable '" + N.Name + "' is not in scope", E);
+    else if (V->Type != N.Type)
+      fail("variable '" + N.Name + "' used as " + dtypeName(N.Type) + " but bound as " +
+               dtypeName(V->Type),
+           E);
+    return;
+  }
+  case ExprKind::Load: {
+    const auto &N = static_cast<const LoadNode &>(*E);
+    const Buffer *B = checkBufferAccess(N.Buffer, N.Indices, nullptr, E);
+    if (B && B->Type != N.Type)
+      fail("load of type " + dtypeName(N.Type) + " from " + dtypeName(B->Type) +
+               " buffer '" + N.Buffer + "'",
+           E);
+    return;
+  }
+  case ExprKind::Unary: {
+    const auto &N = static_cast<const UnaryNode &>(*E);
+    checkExpr(N.A);
+    if (!N.A)
+      return;
+    if (N.Op == UnaryOp::Not) {
+      if (N.A->Type != DType::Bool || N.Type != DType::Bool)
+        fail("'!' needs a bool operand", E);
+      return;
+    }
+    NoSmallFloatMath(N.A->Type);
+    if (N.A->Type == DType::Bool)
+      fail("negation of a bool", E);
+    if (N.Type != N.A->Type)
+      fail("negation changes the type", E);
+    return;
+  }
+  case ExprKind::Binary: {
+    const auto &N = static_cast<const BinaryNode &>(*E);
+    checkExpr(N.A);
+    checkExpr(N.B);
+    if (!N.A || !N.B)
+      return;
+    if (N.A->Type != N.B->Type) {
+      fail("operands of '" + binaryOpSpelling(N.Op) + "' differ in type (" +
+               dtypeName(N.A->Type) + " and " + dtypeName(N.B->Type) + ")",
+           E);
+      return;
+    }
+    DType T = N.A->Type;
+    if (N.Op == BinaryOp::And || N.Op == BinaryOp::Or) {
+      if (T != DType::Bool)
+        fail("operands of '" + binaryOpSpelling(N.Op) + "' must be bool, not " +
+                 dtypeName(T),
+             E);
+    } else if (N.Op != BinaryOp::Eq && N.Op != BinaryOp::Ne && T == DType::Bool) {
+      fail("arithmetic on bool operands", E);
+    }
+    NoSmallFloatMath(T);
+    DType Expected = isComparison(N.Op) ? DType::Bool : T;
+    if (N.Type != Expected)
+      fail("'" + binaryOpSpelling(N.Op) + "' has type " + dtypeName(N.Type) +
+               ", expected " + dtypeName(Expected),
+           E);
+    return;
+  }
+  case ExprKind::Select: {
+    const auto &N = static_cast<const SelectNode &>(*E);
+    checkExpr(N.Cond);
+    checkExpr(N.TrueValue);
+    checkExpr(N.FalseValue);
+    if (!N.Cond || !N.TrueValue || !N.FalseValue)
+      return;
+    if (N.Cond->Type != DType::Bool)
+      fail("select condition has type " + dtypeName(N.Cond->Type) + ", not bool", E);
+    if (N.TrueValue->Type != N.FalseValue->Type || N.Type != N.TrueValue->Type)
+      fail("select branches differ in type (" + dtypeName(N.TrueValue->Type) + " and " +
+               dtypeName(N.FalseValue->Type) + ")",
+           E);
+    return;
+  }
+  case ExprKind::Cast: checkExpr(static_cast<const CastNode &>(*E).A); return;
+  case ExprKind::Call: {
+    const auto &N = static_cast<const CallNode &>(*E);
+    for (const Expr &A : N.Args)
+      checkExpr(A);
+    llvm::StringRef Name = intrinsicName(N.Fn);
+    if (N.Args.size() != intrinsicArity(N.Fn)) {
+      fail("'" + Name + "' takes " + llvm::Twine(intrinsicArity(N.Fn)) +
+               " arguments, not " + llvm::Twine(N.Args.size()),
+           E);
+      return;
+    }
+    for (const Expr &A : N.Args)
+      if (!A)
+        return;
+    DType T = N.Args[0]->Type;
+    if (N.Type != T)
+      fail("'" + Name + "' has type " + dtypeName(N.Type) + ", expected " + dtypeName(T), E);
+    if (isWarpShuffle(N.Fn)) {
+      if (!isInteger(N.Args[1]->Type))
+        fail("lane operand of '" + Name + "' must be an integer", E);
+      return;
+    }
+    NoSmallFloatMath(T);
+    bool IntOk = N.Fn == Intrinsic::Abs || N.Fn == Intrinsic::Relu;
+    if (!isFloat(T) && !(IntOk && isInteger(T)))
+      fail("'" + Name + "' of non-float type " + dtypeName(T), E);
+    if (N.Fn == Intrinsic::Pow && N.Args[1]->Type != T)
+      fail("operands of 'pow' differ in type", E);
+    return;
+  }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Statements
+//===----------------------------------------------------------------------===//
+
+void Verifier::checkFor(const ForNode &N, const Stmt &S) {
+  checkExpr(N.Min);
+  checkExpr(N.Extent);
+  if (N.Min && N.Min->Type != DType::I64)
+    fail("loop min must be i64, not " + dtypeName(N.Min->Type), S);
+  if (N.Extent && N.Extent->Type != DType::I64)
+    fail("loop extent must be i64, not " + dtypeName(N.Extent->Type), S);
+  checkNewVar(N.Var, "loop variable", S);
+
+  if (isBlockLoop(N.Loop) && ThreadDepth)
+    fail("block loop nested inside a thread loop", S);
+  if (isThreadLoop(N.Loop)) {
+    std::optional<int64_t> Ext = asConstInt(N.Extent);
+    if (!Ext || *Ext <= 0)
+      fail(forKindName(N.Loop) + " loop extent must be a positive constant", S);
+    else if (N.Loop == ForKind::Lane && *Ext > WarpSize)
+      fail("lane loop extent " + llvm::Twine(*Ext) + " exceeds the warp size", S);
+  }
+
+  bool Gpu = isGpuLoop(N.Loop);
+  if (Gpu) {
+    GpuLoops.push_back(&N);
+    (isBlockLoop(N.Loop) ? BlockDepth : ThreadDepth)++;
+  }
+  Vars.push_back({N.Var, DType::I64, VarKind::Loop});
+  checkStmt(N.Body);
+  Vars.pop_back();
+  if (Gpu) {
+    GpuLoops.pop_back();
+    (isBlockLoop(N.Loop) ? BlockDepth : ThreadDepth)--;
+  }
+}
+
+void Verifier::checkAllocate(const AllocateNode &N, const Stmt &S) {
+  const Buffer &B = N.Buf;
+  checkName(B.Name, "buffer");
+  if (findBuffer(B.Name))
+    fail("buffer '" + B.Name + "' shadows a buffer already in scope", S);
+  for (const Expr &D : B.Shape) {
+    checkExpr(D);
+    if (D && D->Type != DType::I64)
+      fail("extent '" + toString(D) + "' of buffer '" + B.Name + "' must be i64", S);
+  }
+  if (!B.Padding.empty() && B.Padding.size() != B.rank())
+    fail("buffer '" + B.Name + "' of rank " + llvm::Twine(B.rank()) + " has " +
+             llvm::Twine(B.Padding.size()) + " padding entries",
+         S);
+  for (int64_t P : B.Padding)
+    if (P < 0)
+      fail("buffer '" + B.Name + "' has negative padding " + llvm::Twine(P), S);
+  if (B.Scope == MemScope::Shared && !BlockDepth &&
+      !containsLoop(N.Body, isBlockLoop))
+    fail("shared buffer '" + B.Name +
+             "' allocated outside any block loop (shared memory exists per block)",
+         S);
+  Buffers.push_back(&B);
+  checkStmt(N.Body);
+  Buffers.pop_back();
+}
+
+/// Every thread of the block must reach a barrier; a thread loop narrower
+/// than the block keeps some threads out.
+void Verifier::checkBarrier(const Stmt &S) {
+  if (!Launch)
+    return;
+  for (const ForNode *L : GpuLoops) {
+    if (!isThreadLoop(L->Loop))
+      continue;
+    std::optional<int64_t> Ext = asConstInt(L->Extent);
+    if (!Ext || *Ext <= 0)
+      continue;
+    int D = dimOf(L->Loop);
+    int64_t Block = Launch->Dim[D];
+    int64_t Covered = threadsCovered(L->Loop, *Ext);
+    if (L->Loop == ForKind::Lane)
+      Block = std::min(Block, WarpSize);
+    if (Covered < Block)
+      fail("barrier inside " + forKindName(L->Loop) + " loop '" + L->Var + "' of extent " +
+               llvm::Twine(*Ext) + " is reached by only " + llvm::Twine(Covered) + " of " +
+               llvm::Twine(Block) + " threads along " +
+               (D == 0 ? "x" : D == 1 ? "y" : "z") + " (divergent barrier)",
+           S);
+  }
+}
+
+void Verifier::checkStmt(const Stmt &S) {
+  if (!S) {
+    fail("null statement");
+    return;
+  }
+  const BlockDims *SavedLaunch = Launch;
+  auto LaunchIt = Launches.find(S.get());
+  if (LaunchIt != Launches.end())
+    Launch = &LaunchIt->second;
+
+  switch (S->Kind) {
+  case StmtKind::Block:
+    for (const Stmt &C : static_cast<const BlockNode &>(*S).Stmts)
+      checkStmt(C);
+    break;
+  case StmtKind::For: checkFor(static_cast<const ForNode &>(*S), S); break;
+  case StmtKind::If: {
+    const auto &N = static_cast<const IfNode &>(*S);
+    checkExpr(N.Cond);
+    if (N.Cond && N.Cond->Type != DType::Bool)
+      fail("if condition has type " + dtypeName(N.Cond->Type) + ", not bool", S);
+    checkStmt(N.Then);
+    if (N.Else)
+      checkStmt(N.Else);
+    break;
+  }
+  case StmtKind::Let: {
+    const auto &N = static_cast<const LetNode &>(*S);
+    checkExpr(N.Value);
+    checkNewVar(N.Var, "let variable", S);
+    Vars.push_back({N.Var, N.Value ? N.Value->Type : DType::I64, VarKind::Let});
+    checkStmt(N.Body);
+    Vars.pop_back();
+    break;
+  }
+  case StmtKind::Store: {
+    const auto &N = static_cast<const StoreNode &>(*S);
+    const Buffer *B = checkBufferAccess(N.Buffer, N.Indices, S);
+    checkExpr(N.Value);
+    if (B && N.Value && N.Value->Type != B->Type)
+      fail("value of type " + dtypeName(N.Value->Type) + " stored to " + dtypeName(B->Type) +
+               " buffer '" + N.Buffer + "'",
+           S);
+    break;
+  }
+  case StmtKind::Allocate: checkAllocate(static_cast<const AllocateNode &>(*S), S); break;
+  case StmtKind::Barrier: checkBarrier(S); break;
+  case StmtKind::AsyncCopy: {
+    const auto &N = static_cast<const AsyncCopyNode &>(*S);
+    const Buffer *D = checkBufferAccess(N.Dst, N.DstIndices, S);
+    const Buffer *Src = checkBufferAccess(N.Src, N.SrcIndices, S);
+    if (N.Elems == 0)
+      fail("async_copy of 0 elements", S);
+    if (D && Src && D->Type != Src->Type)
+      fail("async_copy between buffers of different dtypes (" + dtypeName(Src->Type) +
+               " to " + dtypeName(D->Type) + ")",
+           S);
+    break;
+  }
+  case StmtKind::Call: {
+    const auto &N = static_cast<const CallStmtNode &>(*S);
+    checkName(N.Name, "intrinsic");
+    for (const Expr &A : N.Args)
+      checkExpr(A);
+    break;
+  }
+  case StmtKind::AsyncCommit:
+  case StmtKind::AsyncWait: break;
+  }
+  Launch = SavedLaunch;
+}
+
+std::vector<std::string> Verifier::run() {
+  checkName(F.Name, "function");
+  llvm::StringSet<> SeenSizes, SeenParams;
+  for (const std::string &S : F.Sizes) {
+    checkName(S, "size symbol");
+    if (!SeenSizes.insert(S).second)
+      fail("size symbol '" + S + "' declared twice");
+    Vars.push_back({S, DType::I64, VarKind::Size});
+  }
+  for (const Buffer &B : F.Params) {
+    checkName(B.Name, "parameter");
+    if (!SeenParams.insert(B.Name).second)
+      fail("parameter '" + B.Name + "' declared twice");
+    if (B.Role == BufferRole::Temp)
+      fail("parameter '" + B.Name + "' is neither an input nor an output");
+    if (B.Scope != MemScope::Global || !B.Padding.empty() || B.SwizzleBits)
+      fail("parameter '" + B.Name + "' must be a plain global buffer");
+    for (const Expr &D : B.Shape) {
+      checkExpr(D); // only size symbols are in scope here
+      if (D && D->Type != DType::I64)
+        fail("extent '" + toString(D) + "' of parameter '" + B.Name + "' must be i64");
+    }
+    Buffers.push_back(&B);
+  }
+  if (!F.Body) {
+    fail("function has no body");
+    return Errors;
+  }
+  findLaunches(F.Body);
+  checkStmt(F.Body);
+  return Errors;
+}
+
+} // namespace
+
+std::vector<std::string> verifyFunc(const Func &F) { return Verifier(F).run(); }
+
+std::vector<std::string> verifyModule(const Module &M) {
+  std::vector<std::string> Errors;
+  llvm::StringSet<> Names;
+  for (const Func &F : M.Funcs) {
+    if (!Names.insert(F.Name).second)
+      Errors.push_back("func '" + F.Name + "' is defined twice");
+    std::vector<std::string> E = verifyFunc(F);
+    Errors.insert(Errors.end(), E.begin(), E.end());
+  }
+  return Errors;
+}
+
+} // namespace tdsl::ir

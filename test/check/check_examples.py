@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+"""Runs `tdslc --check` on every example over the shape matrix.
+
+Every size symbol of every kernel takes each of 1, 7, 33 and 64 in turn
+while the others stay small (3), and all symbols together take 1 and 7:
+odd sizes, a size of one and a tile-sized 64 for each dimension, without
+the cost of 64 in every dimension at once (a 64^7 convolution would take
+the interpreter hours). Prints one line per run; exits 1 on any failure.
+"""
+import concurrent.futures
+import os
+import re
+import subprocess
+import sys
+
+
+def symbols(tdslc, path):
+    """Size symbols per kernel, read from `--emit=ast`."""
+    out = subprocess.run([tdslc, path, "--emit=ast"], capture_output=True, text=True)
+    if out.returncode != 0:
+        raise SystemExit(f"{path}: --emit=ast failed:\n{out.stderr}")
+    syms = set()
+    for line in out.stdout.splitlines():
+        m = re.match(r"\s*sizes:?\s*(.*)$", line)
+        if m:
+            syms.update(s for s in re.split(r"[,\s]+", m.group(1)) if s)
+    return sorted(syms)
+
+
+def configs(syms):
+    yield "1"
+    yield "7"
+    for s in syms:
+        for v in (1, 7, 33, 64):
+            yield f"3,{s}={v}"
+
+
+def run(tdslc, path, sizes, seed):
+    cmd = [tdslc, path, "--check", "--sizes", sizes, "--seed", str(seed)]
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    return path, sizes, out.returncode, out.stdout + out.stderr
+
+
+def main():
+    tdslc, examples = sys.argv[1], sys.argv[2]
+    files = sorted(os.path.join(examples, f) for f in os.listdir(examples) if f.endswith(".tdsl"))
+    jobs = []
+    for i, path in enumerate(files):
+        for sizes in dict.fromkeys(configs(symbols(tdslc, path))):
+            jobs.append((path, sizes, i + 1))
+    failed = 0
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        for path, sizes, rc, text in pool.map(lambda j: run(tdslc, *j), jobs):
+            name = os.path.basename(path)
+            status = "ok" if rc == 0 else "FAIL"
+            print(f"{status:4} {name:24} --sizes {sizes}")
+            if rc != 0:
+                failed += 1
+                print(text)
+    print(f"{len(jobs) - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

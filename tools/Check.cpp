@@ -1,0 +1,341 @@
+//===- Check.cpp - tdslc --check: every kernel, every stage, vs the reference -===//
+#include "tools/Check.h"
+
+#include "frontend/Lower.h"
+#include "frontend/Reference.h"
+#include "ir/Diagnostics.h"
+#include "ir/IRParser.h"
+#include "ir/Interpreter.h"
+#include "ir/Printer.h"
+#include "ir/Verifier.h"
+#include "passes/Pass.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <cmath>
+#include <random>
+
+namespace tdsl {
+
+double dtypeTolerance(DType T) {
+  switch (T) {
+  case DType::F64: return 1e-12;
+  case DType::F32: return 1e-5;
+  case DType::TF32: return 5e-3;
+  case DType::F16: return 1e-3;
+  case DType::BF16: return 1.6e-2;
+  default: return 0.0;
+  }
+}
+
+std::string parseSizes(llvm::StringRef Text, CheckOptions &Opts) {
+  llvm::SmallVector<llvm::StringRef, 8> Parts;
+  Text.split(Parts, ',', -1, /*KeepEmpty=*/false);
+  if (Parts.empty())
+    return "--sizes needs a value like M=33,N=17 or 7";
+  for (llvm::StringRef P : Parts) {
+    P = P.trim();
+    auto [Name, Value] = P.split('=');
+    int64_t V;
+    if (Value.empty() && !P.contains('=')) {
+      if (Name.getAsInteger(10, V) || V < 1)
+        return ("invalid size '" + P + "': sizes are integers >= 1").str();
+      Opts.DefaultSize = V;
+      continue;
+    }
+    if (Name.empty() || Value.getAsInteger(10, V) || V < 1)
+      return ("invalid size '" + P + "': expected NAME=INTEGER with INTEGER >= 1").str();
+    Opts.Sizes[Name.str()] = V;
+  }
+  return "";
+}
+
+namespace {
+
+/// A deterministic stream per (seed, kernel, tensor): inputs do not change
+/// when another tensor or kernel is added.
+std::mt19937_64 streamFor(uint64_t Seed, const std::string &Kernel,
+                          const std::string &Tensor) {
+  uint64_t H = Seed * 0x9E3779B97F4A7C15ull;
+  for (char C : Kernel + "/" + Tensor)
+    H = (H ^ static_cast<unsigned char>(C)) * 0x100000001B3ull;
+  return std::mt19937_64(H);
+}
+
+ir::TensorData randomTensor(const ast::Tensor &T, const std::vector<int64_t> &Shape,
+                            std::mt19937_64 &Rng, bool Exact) {
+  ir::TensorData D;
+  D.Type = T.Type;
+  D.Shape = Shape;
+  int64_t N = D.numElements();
+  D.Values.resize(static_cast<size_t>(N));
+  for (double &V : D.Values) {
+    if (Exact) {
+      V = static_cast<double>(std::uniform_int_distribution<int>(-4, 4)(Rng));
+    } else if (isFloat(T.Type)) {
+      V = convertValue(std::uniform_real_distribution<double>(-1.0, 1.0)(Rng), DType::F64,
+                       T.Type);
+    } else if (T.Type == DType::I8) {
+      V = static_cast<double>(std::uniform_int_distribution<int>(-128, 127)(Rng));
+    } else {
+      V = static_cast<double>(std::uniform_int_distribution<int>(-1000, 1000)(Rng));
+    }
+  }
+  return D;
+}
+
+/// The least precise float type a kernel rounds to (outputs, intermediates,
+/// casts) decides the tolerance of all its outputs.
+struct ToleranceModel {
+  DType Loosest = DType::F64;
+  int64_t LongestReduction = 1;
+
+  void note(DType T) {
+    if (isFloat(T) && dtypeTolerance(T) > dtypeTolerance(Loosest))
+      Loosest = T;
+  }
+  void scan(const ast::Expr &E) {
+    switch (E.Kind) {
+    case ast::ExprKind::Unary: scan(*static_cast<const ast::Unary &>(E).Operand); break;
+    case ast::ExprKind::Binary: {
+      const auto &B = static_cast<const ast::Binary &>(E);
+      note(B.OperandType);
+      scan(*B.LHS);
+      scan(*B.RHS);
+      break;
+    }
+    case ast::ExprKind::Select: {
+      const auto &S = static_cast<const ast::Select &>(E);
+      scan(*S.Cond);
+      scan(*S.Then);
+      scan(*S.Else);
+      break;
+    }
+    case ast::ExprKind::Call: {
+      const auto &C = static_cast<const ast::Call &>(E);
+      if (C.Fn == ast::Callee::Cast)
+        note(C.CastTo);
+      else
+        note(C.ArgType);
+      for (const auto &A : C.Args)
+        scan(*A);
+      break;
+    }
+    default: break;
+    }
+  }
+  double tolerance() const {
+    return dtypeTolerance(Loosest) *
+           std::max(1.0, std::log2(static_cast<double>(LongestReduction)));
+  }
+};
+
+ToleranceModel toleranceFor(const ast::Kernel &K, const std::map<std::string, int64_t> &Sizes) {
+  ToleranceModel TM;
+  for (const auto &T : K.Outputs)
+    TM.note(T->Type);
+  for (const auto &T : K.Intermediates)
+    TM.note(T->Type);
+  for (const auto &S : K.Body) {
+    TM.scan(*S->Value);
+    int64_t R = 1;
+    for (const std::string &I : S->Reduced)
+      R *= std::max<int64_t>(1, S->Ranges.at(I).evaluate(Sizes));
+    TM.LongestReduction = std::max(TM.LongestReduction, R);
+  }
+  return TM;
+}
+
+struct Comparison {
+  bool Ok = true;
+  double MaxErr = 0; ///< largest error relative to the output's scale
+  std::string Where; ///< first mismatch
+};
+
+std::string indexString(const std::vector<int64_t> &Shape, int64_t Flat) {
+  std::vector<int64_t> Idx(Shape.size());
+  for (size_t D = Shape.size(); D-- > 0;) {
+    Idx[D] = Flat % Shape[D];
+    Flat /= Shape[D];
+  }
+  std::string S = "[";
+  for (size_t D = 0; D < Idx.size(); ++D)
+    S += (D ? ", " : "") + std::to_string(Idx[D]);
+  return S + "]";
+}
+
+/// |out - ref| <= tol * (|ref| + mean |ref|): relative where values are
+/// large, absolute (on the output's own scale) where they cancel to ~0.
+void compare(const std::string &Name, const ir::TensorData &Ref, const ir::TensorData &Out,
+             double Tol, Comparison &C) {
+  double Scale = 0;
+  for (double V : Ref.Values)
+    if (std::isfinite(V))
+      Scale += std::fabs(V);
+  Scale = Ref.Values.empty() ? 0 : Scale / static_cast<double>(Ref.Values.size());
+  if (Scale == 0)
+    Scale = 1e-30;
+  for (size_t I = 0; I < Ref.Values.size(); ++I) {
+    double R = Ref.Values[I], O = I < Out.Values.size() ? Out.Values[I] : NAN;
+    bool Match;
+    double Err = 0;
+    if (std::isnan(R) || std::isnan(O))
+      Match = std::isnan(R) && std::isnan(O);
+    else if (std::isinf(R) || std::isinf(O))
+      Match = R == O;
+    else {
+      Err = std::fabs(O - R) / (std::fabs(R) + Scale);
+      Match = isFloat(Ref.Type) ? Err <= Tol : O == R;
+    }
+    C.MaxErr = std::max(C.MaxErr, Err);
+    if (!Match && C.Ok) {
+      C.Ok = false;
+      C.Where = Name + indexString(Ref.Shape, static_cast<int64_t>(I)) + " = " +
+                llvm::formatv("{0:g}", O).str() + ", expected " +
+                llvm::formatv("{0:g}", R).str();
+    }
+  }
+}
+
+/// Print -> parse -> print must be the identity; returns the problem or "".
+std::string roundTrip(const ir::Func &F) {
+  ir::Module M;
+  M.Funcs.push_back(F);
+  std::string First;
+  {
+    llvm::raw_string_ostream OS(First);
+    ir::printModule(M, OS);
+  }
+  llvm::SourceMgr SM;
+  unsigned Id = SM.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(First, "<ir>"),
+                                      llvm::SMLoc());
+  std::string ParseErrors;
+  llvm::raw_string_ostream ErrOS(ParseErrors);
+  SM.setDiagHandler(
+      [](const llvm::SMDiagnostic &D, void *Ctx) {
+        D.print("tdslc", *static_cast<llvm::raw_string_ostream *>(Ctx), false);
+      },
+      &ErrOS);
+  DiagEngine Diags(SM);
+  std::optional<ir::Module> Parsed = ir::parseIRModule(SM, Id, Diags);
+  if (!Parsed)
+    return "the printed IR does not parse back: " + ErrOS.str();
+  std::string Second;
+  llvm::raw_string_ostream OS2(Second);
+  ir::printModule(*Parsed, OS2);
+  if (OS2.str() != First)
+    return "print -> parse -> print changed the IR";
+  return "";
+}
+
+} // namespace
+
+bool runCheck(const ast::Module &M, const CheckOptions &Opts, llvm::raw_ostream &OS,
+              llvm::raw_ostream &Err) {
+  bool AllOk = true;
+  unsigned Passed = 0, Failed = 0;
+  for (const auto &KPtr : M.Kernels) {
+    const ast::Kernel &K = *KPtr;
+    std::map<std::string, int64_t> Sizes;
+    std::vector<std::string> Missing;
+    for (const std::string &S : K.SizeSymbols) {
+      auto It = Opts.Sizes.find(S);
+      if (It != Opts.Sizes.end())
+        Sizes[S] = It->second;
+      else if (Opts.DefaultSize)
+        Sizes[S] = *Opts.DefaultSize;
+      else
+        Missing.push_back(S);
+    }
+    if (!Missing.empty()) {
+      Err << "tdslc: error: kernel '" << K.Name << "' needs --sizes for "
+          << llvm::join(Missing, ", ") << "\n";
+      AllOk = false;
+      ++Failed;
+      continue;
+    }
+    // Dims such as "L + R - 1" must come out positive for the sizes given.
+    std::map<std::string, ir::TensorData> Inputs, Poisoned;
+    std::string BadDim;
+    for (const auto *List : {&K.Inputs, &K.Outputs})
+      for (const auto &T : *List) {
+        std::vector<int64_t> Shape;
+        for (const ast::Affine &A : T->Shape) {
+          Shape.push_back(A.evaluate(Sizes));
+          if (Shape.back() < 1 && BadDim.empty())
+            BadDim = T->Name + " dimension " + A.str();
+        }
+        if (T->Role == ast::TensorRole::Input) {
+          std::mt19937_64 Rng = streamFor(Opts.Seed, K.Name, T->Name);
+          Inputs[T->Name] = randomTensor(*T, Shape, Rng, Opts.ExactInputs);
+        } else {
+          ir::TensorData D;
+          D.Type = T->Type;
+          D.Shape = Shape;
+          D.Values.assign(static_cast<size_t>(std::max<int64_t>(0, D.numElements())), NAN);
+          Poisoned[T->Name] = std::move(D);
+        }
+      }
+    if (!BadDim.empty()) {
+      Err << "tdslc: error: kernel '" << K.Name << "': " << BadDim
+          << " is not positive for the sizes given\n";
+      AllOk = false;
+      ++Failed;
+      continue;
+    }
+
+    std::map<std::string, ir::TensorData> Ref = evaluateReference(K, Sizes, Inputs);
+    double Tol = toleranceFor(K, Sizes).tolerance();
+
+    ir::Func F = lowerKernel(K, Opts.LineOf);
+    std::vector<std::pair<std::string, ir::Func>> Stages = {{"naive", F}};
+    for (const std::string &PassName : Opts.Pipeline) {
+      const PassInfo *P = findPass(PassName);
+      if (!P) {
+        Err << "tdslc: error: unknown pass '" << PassName << "'\n";
+        return false;
+      }
+      P->Run(F);
+      Stages.push_back({PassName, F});
+    }
+
+    for (const auto &[Stage, SF] : Stages) {
+      std::string Problem;
+      std::vector<std::string> VerifyErrors = ir::verifyFunc(SF);
+      if (!VerifyErrors.empty())
+        Problem = "verifier: " + VerifyErrors.front();
+      if (Problem.empty())
+        Problem = roundTrip(SF);
+      Comparison C;
+      if (Problem.empty()) {
+        std::map<std::string, ir::TensorData> Args = Inputs;
+        for (const auto &[Name, D] : Poisoned)
+          Args[Name] = D;
+        ir::InterpOptions IO;
+        IO.MaxSteps = 2'000'000'000ull;
+        ir::InterpResult R = ir::interpret(SF, Sizes, Args, IO);
+        if (!R.Ok)
+          Problem = "interpreter: " + R.Error;
+        else
+          for (const auto &T : K.Outputs)
+            compare(T->Name, Ref.at(T->Name), Args.at(T->Name), Tol, C);
+        if (Problem.empty() && !C.Ok)
+          Problem = "mismatch: " + C.Where;
+      }
+      bool Ok = Problem.empty();
+      OS << llvm::format("%-20s %-14s ", K.Name.c_str(), Stage.c_str())
+         << (Ok ? "ok  " : "FAIL") << llvm::format("  max err %.2e (tol %.1e)", C.MaxErr, Tol);
+      if (!Ok)
+        OS << "  " << Problem;
+      OS << "\n";
+      Ok ? ++Passed : ++Failed;
+      AllOk &= Ok;
+    }
+  }
+  OS << Passed << " passed, " << Failed << " failed\n";
+  return AllOk;
+}
+
+} // namespace tdsl

@@ -1,0 +1,52 @@
+//===- Check.h - tdslc --check: every kernel, every stage, vs the reference ===//
+//
+// Runs each kernel of a checked module through the interpreter at every
+// stage of the pipeline (the naive lowering, then after each pass), on
+// seeded random inputs, and compares each stage's outputs with the AST
+// reference evaluator within the dtype tolerances of shared/TARGETS.md.
+// At each stage the IR is also verified and must survive print -> parse ->
+// print unchanged.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TDSL_TOOLS_CHECK_H
+#define TDSL_TOOLS_CHECK_H
+
+#include "frontend/AST.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tdsl {
+
+struct CheckOptions {
+  std::map<std::string, int64_t> Sizes; ///< named sizes
+  std::optional<int64_t> DefaultSize;   ///< for every symbol not named
+  uint64_t Seed = 1;
+  /// Small integers in [-4, 4] for every input, so fp32 results are exact.
+  bool ExactInputs = false;
+  std::vector<std::string> Pipeline; ///< pass names, in order
+  /// Maps AST locations to .tdsl lines (IR provenance).
+  std::function<unsigned(llvm::SMLoc)> LineOf = [](llvm::SMLoc) { return 0u; };
+};
+
+/// Parses "M=33,N=17,K=9", "7" or "7,M=1" into Opts. Returns an error
+/// message, or the empty string.
+std::string parseSizes(llvm::StringRef Text, CheckOptions &Opts);
+
+/// Prints one line per kernel and stage to OS; returns true only if every
+/// stage of every kernel matched the reference.
+bool runCheck(const ast::Module &M, const CheckOptions &Opts, llvm::raw_ostream &OS,
+              llvm::raw_ostream &Err);
+
+/// The tolerance for values of type T (0 for integers).
+double dtypeTolerance(DType T);
+
+} // namespace tdsl
+
+#endif // TDSL_TOOLS_CHECK_H
