@@ -70,8 +70,8 @@ private:
   void recoverToTopLevel();
   bool tooManyErrors() const;
 
-  /// Enters one level of expression nesting; false (with an error) past
-  /// MaxExprNesting.
+  /// Checks the nesting level the caller has just entered (Nesting); false
+  /// past MaxExprNesting, reporting that once per statement.
   bool enterNesting();
 
   llvm::SourceMgr &SM;

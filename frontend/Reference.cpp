@@ -356,7 +356,8 @@ private:
     case ast::Callee::Rsqrt: V.F = 1.0 / std::sqrt(X); break;
     case ast::Callee::Tanh: V.F = std::tanh(X); break;
     case ast::Callee::Sigmoid: V.F = 1.0 / (1.0 + std::exp(-X)); break;
-    case ast::Callee::Relu: V.F = X > 0 ? X : (std::isnan(X) ? X : 0.0); break;
+    // max(x, 0) as fmaxf computes it: a NaN operand yields the other one.
+    case ast::Callee::Relu: V.F = std::fmax(X, 0.0); break;
     case ast::Callee::Gelu: V.F = 0.5 * X * (1.0 + std::erf(X / std::sqrt(2.0))); break;
     case ast::Callee::Erf: V.F = std::erf(X); break;
     case ast::Callee::Abs: V.F = std::fabs(X); break;

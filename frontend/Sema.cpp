@@ -14,8 +14,7 @@ namespace tdsl {
 
 namespace {
 
-/// Ranks above this are rejected (the launcher and the IR index with at most
-/// this many dimensions).
+/// The language's limit on the rank of any tensor (dsl/LANGUAGE.md, Limits).
 constexpr size_t MaxRank = 8;
 
 //===----------------------------------------------------------------------===//
@@ -178,8 +177,8 @@ private:
   llvm::StringSet<> TensorNames;       ///< Every tensor of the kernel.
   llvm::StringMap<Tensor *> Defined;   ///< Tensors readable at this point.
   /// Tensors with a malformed dimension, and intermediates whose defining
-  /// statement had errors: their shapes are guesses, so they give no ranges and need no bounds proofs (which
-  /// would only add follow-on errors).
+  /// statement had errors: their shapes are guesses, so they give no ranges
+  /// and need no bounds proofs (either would only add follow-on errors).
   llvm::DenseSet<const Tensor *> Broken;
 };
 

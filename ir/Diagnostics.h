@@ -38,6 +38,11 @@ private:
   unsigned NumErrors = 0;
 };
 
+/// Makes SM print diagnostics as SourceMgr does, but with the quoted source
+/// line made safe: non-printable bytes shown as '?' (binary input must not
+/// reach the terminal) and long lines cut to a window around the caret.
+void installDiagnosticPrinter(llvm::SourceMgr &SM);
+
 [[noreturn]] void internalError(const char *File, int Line, const llvm::Twine &Msg);
 
 } // namespace tdsl

@@ -552,6 +552,43 @@ Stmt IRMutator::visitCallStmt(const CallStmtNode &N, const Stmt &S) {
   return std::make_shared<CallStmtNode>(N.Name, std::move(Args), N.SrcLine);
 }
 
+namespace {
+class Substituter : public IRMutator {
+public:
+  Substituter(const std::string &Name, const Expr &Value) : Name(Name), Value(Value) {}
+
+protected:
+  const std::string &Name;
+  const Expr &Value;
+
+  Expr visitVar(const VarNode &N, const Expr &E) override {
+    return N.Name == Name ? Value : E;
+  }
+  Stmt visitFor(const ForNode &N, const Stmt &S) override {
+    if (N.Var != Name)
+      return IRMutator::visitFor(N, S);
+    Expr Min = mutate(N.Min), Ext = mutate(N.Extent);
+    if (Min == N.Min && Ext == N.Extent)
+      return S;
+    return std::make_shared<ForNode>(N.Var, Min, Ext, N.Loop, N.Unroll, N.Body, N.SrcLine);
+  }
+  Stmt visitLet(const LetNode &N, const Stmt &S) override {
+    if (N.Var != Name)
+      return IRMutator::visitLet(N, S);
+    Expr V = mutate(N.Value);
+    return V == N.Value ? S : std::make_shared<LetNode>(N.Var, V, N.Body, N.SrcLine);
+  }
+};
+} // namespace
+
+Stmt substitute(const Stmt &S, const std::string &Name, const Expr &Value) {
+  return Substituter(Name, Value).mutate(S);
+}
+
+Expr substitute(const Expr &E, const std::string &Name, const Expr &Value) {
+  return Substituter(Name, Value).mutate(E);
+}
+
 void mutateModule(Module &M, IRMutator &Mut) {
   for (Func &F : M.Funcs) {
     for (Buffer &B : F.Params) {

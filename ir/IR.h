@@ -405,6 +405,12 @@ public:
 /// Applies M to every parameter shape and to the body of every function.
 void mutateModule(Module &M, IRMutator &Mut);
 
+/// S (or E) with the variable Name replaced by Value wherever it is free (a
+/// loop or let rebinding Name hides it in its body). Unchanged subtrees keep
+/// their pointers.
+Stmt substitute(const Stmt &S, const std::string &Name, const Expr &Value);
+Expr substitute(const Expr &E, const std::string &Name, const Expr &Value);
+
 } // namespace tdsl::ir
 
 #endif // TDSL_IR_IR_H

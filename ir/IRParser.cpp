@@ -12,6 +12,8 @@
 //===----------------------------------------------------------------------===//
 #include "ir/IRParser.h"
 
+#include "ir/TextForm.h"
+
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -221,6 +223,13 @@ private:
       error(Cur.loc(), "unexpected character '" + Cur.Text + "'");
   }
   bool is(Tok K) const { return Cur.Kind == K; }
+  /// Consumes a ',' if there is one.
+  bool acceptComma() {
+    if (!is(Tok::Comma))
+      return false;
+    next();
+    return true;
+  }
   bool isWord(llvm::StringRef W) const { return Cur.Kind == Tok::Ident && Cur.Text == W; }
   bool expect(Tok K, const char *What) {
     if (Failed)
@@ -397,7 +406,7 @@ std::optional<Func> IRParser::parseFunc() {
         return std::nullopt;
       F.Sizes.push_back(S);
       Vars.emplace_back(S, DType::I64);
-    } while (is(Tok::Comma) && (next(), true));
+    } while (acceptComma());
   }
   if (!expect(Tok::Gt, "',' or '>'") || !expect(Tok::LParen, "'('"))
     return std::nullopt;
@@ -408,7 +417,7 @@ std::optional<Func> IRParser::parseFunc() {
         return std::nullopt;
       Buffers.push_back({B.Name, B.Type, B.rank()});
       F.Params.push_back(std::move(B));
-    } while (is(Tok::Comma) && (next(), true));
+    } while (acceptComma());
   }
   if (!expect(Tok::RParen, "',' or ')'"))
     return std::nullopt;
@@ -508,23 +517,6 @@ Stmt IRParser::parseStmt() {
   return parseStore();
 }
 
-/// Undoes the printer's loopEnd() (Printer.cpp): the extent of "a..b".
-Expr extentFromEnd(const Expr &Min, const Expr &End) {
-  std::optional<int64_t> M = asConstInt(Min), E = asConstInt(End);
-  if (M && *M == 0)
-    return End;
-  int64_t Diff;
-  if (M && E && Min->Type == DType::I64 && End->Type == DType::I64 &&
-      !__builtin_sub_overflow(*E, *M, &Diff))
-    return intImm(Diff);
-  if (End->Kind == ExprKind::Binary) {
-    const auto &Add = static_cast<const BinaryNode &>(*End);
-    if (Add.Op == BinaryOp::Add && structurallyEqual(Add.A, Min))
-      return Add.B;
-  }
-  return sub(End, Min);
-}
-
 /// for ::= 'for' ID 'in' expr '..' expr KIND ('(' INT ')')? line? '{' stmt* '}'
 Stmt IRParser::parseFor() {
   next();
@@ -538,7 +530,7 @@ Stmt IRParser::parseFor() {
   Expr End = parseExpr();
   if (!End || !checkSameType(Min, End, "'..'", RangeLoc))
     return nullptr;
-  Expr Extent = note(extentFromEnd(Min, End));
+  Expr Extent = note(text::loopExtent(Min, End));
   if (!Extent)
     return nullptr;
 
@@ -649,13 +641,11 @@ Stmt IRParser::parseAlloc() {
       bool Neg = is(Tok::Minus);
       if (Neg)
         next();
-      llvm::SMLoc Loc = Cur.loc();
       unsigned V;
       if (!parseUInt(V, "a padding amount"))
         return nullptr;
-      (void)Loc;
       B.Padding.push_back(Neg ? -int64_t(V) : int64_t(V));
-    } while (is(Tok::Comma) && (next(), true));
+    } while (acceptComma());
     if (!expect(Tok::RBracket, "',' or ']'"))
       return nullptr;
   }
@@ -801,7 +791,7 @@ Expr IRParser::parseExpr() {
   DepthGuard G(*this, Cur.loc());
   if (!G.Ok)
     return nullptr;
-  Expr C = parseBinary(/*PrecOr=*/1);
+  Expr C = parseBinary(text::PrecOr);
   if (!C || !is(Tok::Question))
     return C;
   llvm::SMLoc Loc = Cur.loc();
@@ -815,40 +805,40 @@ Expr IRParser::parseExpr() {
   return note(select(C, T, F));
 }
 
-/// Binary operators by precedence (the printer's table): || && (== !=)
-/// (< <= > >=) (+ -) (* / %), all left-associative.
-std::optional<std::pair<BinaryOp, int>> binaryOpOf(Tok K) {
+/// The binary operator a token spells, if any.
+std::optional<BinaryOp> binaryOpOf(Tok K) {
   switch (K) {
-  case Tok::OrOr: return std::make_pair(BinaryOp::Or, 1);
-  case Tok::AndAnd: return std::make_pair(BinaryOp::And, 2);
-  case Tok::EqEq: return std::make_pair(BinaryOp::Eq, 3);
-  case Tok::Ne: return std::make_pair(BinaryOp::Ne, 3);
-  case Tok::Lt: return std::make_pair(BinaryOp::Lt, 4);
-  case Tok::Le: return std::make_pair(BinaryOp::Le, 4);
-  case Tok::Gt: return std::make_pair(BinaryOp::Gt, 4);
-  case Tok::Ge: return std::make_pair(BinaryOp::Ge, 4);
-  case Tok::Plus: return std::make_pair(BinaryOp::Add, 5);
-  case Tok::Minus: return std::make_pair(BinaryOp::Sub, 5);
-  case Tok::Star: return std::make_pair(BinaryOp::Mul, 6);
-  case Tok::Slash: return std::make_pair(BinaryOp::Div, 6);
-  case Tok::Percent: return std::make_pair(BinaryOp::Mod, 6);
+  case Tok::OrOr: return BinaryOp::Or;
+  case Tok::AndAnd: return BinaryOp::And;
+  case Tok::EqEq: return BinaryOp::Eq;
+  case Tok::Ne: return BinaryOp::Ne;
+  case Tok::Lt: return BinaryOp::Lt;
+  case Tok::Le: return BinaryOp::Le;
+  case Tok::Gt: return BinaryOp::Gt;
+  case Tok::Ge: return BinaryOp::Ge;
+  case Tok::Plus: return BinaryOp::Add;
+  case Tok::Minus: return BinaryOp::Sub;
+  case Tok::Star: return BinaryOp::Mul;
+  case Tok::Slash: return BinaryOp::Div;
+  case Tok::Percent: return BinaryOp::Mod;
   default: return std::nullopt;
   }
 }
 
+/// binary ::= unary (BINOP unary)*, by precedence climbing (TextForm.h).
 Expr IRParser::parseBinary(int MinPrec) {
   Expr L = parseUnary();
   while (L) {
-    auto Op = binaryOpOf(Cur.Kind);
-    if (!Op || Op->second < MinPrec)
+    std::optional<BinaryOp> Op = binaryOpOf(Cur.Kind);
+    if (!Op || text::binaryPrec(*Op) < MinPrec)
       break;
     llvm::SMLoc Loc = Cur.loc();
     std::string Spelling = "'" + Cur.Text.str() + "'";
     next();
-    Expr R = parseBinary(Op->second + 1);
+    Expr R = parseBinary(text::binaryPrec(*Op) + 1);
     if (!R || !checkSameType(L, R, Spelling, Loc))
       return nullptr;
-    L = note(binary(Op->first, L, R));
+    L = note(binary(*Op, L, R));
   }
   return L;
 }

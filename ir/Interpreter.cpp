@@ -1360,16 +1360,20 @@ const Value *Interpreter::evalSelect(CExpr &E, const LaneList &Act) {
 
 const Value *Interpreter::evalLoad(CExpr &E, const LaneList &Act) {
   BufferState &B = Buffers[E.Slot];
-  if (!B.Live)
-    return fail("load from " + B.Name + " outside its allocation"), nullptr;
+  if (!B.Live) {
+    fail("load from " + B.Name + " outside its allocation");
+    return nullptr;
+  }
   if (!evalIndices(E.Ops, E.OpVals, Act))
     return nullptr;
   Value *Out = E.Out.data();
   bool Convert = B.Type != E.Type;
   for (uint32_t L : Act) {
     int64_t Off;
-    if (!linearIndex(B, E.OpVals, L, 0, Off))
-      return outOfBounds("load from", B, E.OpVals, L), nullptr;
+    if (!linearIndex(B, E.OpVals, L, 0, Off)) {
+      outOfBounds("load from", B, E.OpVals, L);
+      return nullptr;
+    }
     int64_t Pos = position(B, Off, L);
     if (!checkRead(B, Off, Pos, L))
       return nullptr;

@@ -4,8 +4,14 @@
 // with CUDA's numeric semantics (f16/bf16 stored in their formats, f32
 // arithmetic done in f32, integers wrapping at their width), runs each block's
 // threads in lockstep with barriers as sync points, keeps shared memory per
-// block and registers per thread, and reports out-of-bounds accesses and
-// shared-memory races between two barriers as errors.
+// block and registers per thread, and reports as errors: out-of-bounds
+// accesses, shared-memory races between two barriers, conflicting or racing
+// global accesses within one launch, reads of elements never written,
+// divergent barriers, reads of async-copy destinations before their wait.
+//
+// Where CUDA leaves a result undefined the interpreter picks one and says
+// so: integer division by zero yields 0; a shuffle from a lane number
+// outside [0, 32) returns the caller's own value (IR.h), also for shfl_idx.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TDSL_IR_INTERPRETER_H
@@ -68,7 +74,6 @@ struct InterpResult {
 /// freed by the interpreter. Errors (out of bounds, races, uninitialized
 /// reads, divergent barriers, unsupported intrinsics, the step limit, bad
 /// arguments) stop execution and come back in the result; none aborts.
-/// Integer division by zero yields 0 rather than failing.
 InterpResult interpret(const Func &F, const std::map<std::string, int64_t> &Sizes,
                        std::map<std::string, TensorData> &Args, const InterpOptions &Opts = {});
 

@@ -1,6 +1,9 @@
 //===- Printer.cpp - Prints the loop IR in the text form of ir/IR.md ------===//
 #include "ir/Printer.h"
 
+#include "ir/TextForm.h"
+
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -10,41 +13,7 @@ namespace tdsl::ir {
 
 namespace {
 
-/// Binding strength, loosest first; an operand printed where a stronger
-/// one is required gets parentheses. The parser (IRParser.cpp) uses the
-/// same table.
-enum Prec : int {
-  PrecSelect = 0,
-  PrecOr,
-  PrecAnd,
-  PrecEq,
-  PrecRel,
-  PrecAdd,
-  PrecMul,
-  PrecUnary,
-  PrecPrimary,
-};
-
-int binaryPrec(BinaryOp Op) {
-  switch (Op) {
-  case BinaryOp::Or: return PrecOr;
-  case BinaryOp::And: return PrecAnd;
-  case BinaryOp::Eq:
-  case BinaryOp::Ne: return PrecEq;
-  case BinaryOp::Lt:
-  case BinaryOp::Le:
-  case BinaryOp::Gt:
-  case BinaryOp::Ge: return PrecRel;
-  case BinaryOp::Add:
-  case BinaryOp::Sub: return PrecAdd;
-  case BinaryOp::Mul:
-  case BinaryOp::Div:
-  case BinaryOp::Mod: return PrecMul;
-  case BinaryOp::Min:
-  case BinaryOp::Max: return PrecPrimary; // printed as calls: min(a, b)
-  }
-  return PrecPrimary;
-}
+using namespace text;
 
 bool isNegativeLiteral(const Expr &E) {
   if (E->Kind == ExprKind::IntImm)
@@ -240,24 +209,6 @@ void Printer::printBareExpr(const Expr &E) {
   }
 }
 
-/// The "b" of "for v in a..b": the loop's Min + Extent, spelled the way
-/// the parser's extentFromEnd() (IRParser.cpp) undoes it.
-Expr loopEnd(const ForNode &N) {
-  std::optional<int64_t> Min = asConstInt(N.Min), Ext = asConstInt(N.Extent);
-  if (Min && *Min == 0)
-    return N.Extent;
-  int64_t Sum;
-  if (Min && Ext && N.Min->Type == DType::I64 && N.Extent->Type == DType::I64 &&
-      !__builtin_add_overflow(*Min, *Ext, &Sum))
-    return intImm(Sum);
-  if (N.Extent && N.Extent->Kind == ExprKind::Binary) {
-    const auto &Sub = static_cast<const BinaryNode &>(*N.Extent);
-    if (Sub.Op == BinaryOp::Sub && structurallyEqual(Sub.B, N.Min))
-      return Sub.A;
-  }
-  return add(N.Min, N.Extent);
-}
-
 void Printer::printLine(const StmtNode &S) {
   if (S.SrcLine)
     OS << " @" << S.SrcLine;
@@ -293,7 +244,7 @@ void Printer::printStmt(const Stmt &S, unsigned Indent) {
     OS << "for " << N.Var << " in ";
     printExpr(N.Min);
     OS << "..";
-    printExpr(loopEnd(N));
+    printExpr(N.Min && N.Extent ? loopEnd(N.Min, N.Extent) : N.Extent);
     OS << ' ' << forKindName(N.Loop);
     if (N.Unroll)
       OS << '(' << N.Unroll << ')';

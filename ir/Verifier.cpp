@@ -161,8 +161,11 @@ void Verifier::checkName(llvm::StringRef Name, const char *What) {
 
 void Verifier::checkNewVar(const std::string &Name, const char *What, const Stmt &S) {
   checkName(Name, What);
-  if (findVar(Name))
-    fail(llvm::Twine(What) + " '" + Name + "' shadows a variable already in scope", S);
+  static const char *KindName[] = {"size symbol", "loop variable", "let variable"};
+  if (const VarInfo *Outer = findVar(Name))
+    fail(llvm::Twine(What) + " '" + Name + "' shadows the enclosing " +
+             KindName[static_cast<int>(Outer->Kind)] + " of that name",
+         S);
 }
 
 const Buffer *Verifier::checkBufferAccess(const std::string &Name,

@@ -145,6 +145,13 @@ Expr addOffset(const Expr &X, int64_t K) {
   return add(X, intImm(K, T));
 }
 
+/// X * K spelled the simplest way: 0, X or X * K.
+Expr scaleBy(const Expr &X, int64_t K) {
+  if (K == 0)
+    return intImm(0, X->Type);
+  return K == 1 ? X : mul(X, intImm(K, X->Type));
+}
+
 /// E as X * K with a constant K (integers only), or nullopt.
 std::optional<std::pair<Expr, int64_t>> splitScale(const Expr &E) {
   if (E->Kind != ExprKind::Binary || !isFoldableInt(E->Type))
@@ -158,34 +165,6 @@ std::optional<std::pair<Expr, int64_t>> splitScale(const Expr &E) {
     return std::make_pair(N.B, *A);
   return std::nullopt;
 }
-
-/// Replaces the variable Name by Value, except where a loop or let rebinds it.
-class Substituter : public IRMutator {
-public:
-  Substituter(std::string Name, Expr Value) : Name(std::move(Name)), Value(std::move(Value)) {}
-
-protected:
-  std::string Name;
-  Expr Value;
-
-  Expr visitVar(const VarNode &N, const Expr &E) override {
-    return N.Name == Name ? Value : E;
-  }
-  Stmt visitFor(const ForNode &N, const Stmt &S) override {
-    if (N.Var != Name)
-      return IRMutator::visitFor(N, S);
-    Expr Min = mutate(N.Min), Ext = mutate(N.Extent);
-    if (Min == N.Min && Ext == N.Extent)
-      return S;
-    return std::make_shared<ForNode>(N.Var, Min, Ext, N.Loop, N.Unroll, N.Body, N.SrcLine);
-  }
-  Stmt visitLet(const LetNode &N, const Stmt &S) override {
-    if (N.Var != Name)
-      return IRMutator::visitLet(N, S);
-    Expr V = mutate(N.Value);
-    return V == N.Value ? S : std::make_shared<LetNode>(N.Var, V, N.Body, N.SrcLine);
-  }
-};
 
 class Simplifier : public IRMutator {
 protected:
@@ -268,10 +247,10 @@ std::optional<Expr> Simplifier::simplifyBinary(BinaryOp Op, const Expr &A, const
         return intImm(0, T);
       if (CB)
         if (auto Split = splitScale(A))
-          return mul(Split->first, intImm(wrapTo(T, uint64_t(Split->second) * uint64_t(*CB)), T));
+          return scaleBy(Split->first, wrapTo(T, uint64_t(Split->second) * uint64_t(*CB)));
       if (CA)
         if (auto Split = splitScale(B))
-          return mul(Split->first, intImm(wrapTo(T, uint64_t(Split->second) * uint64_t(*CA)), T));
+          return scaleBy(Split->first, wrapTo(T, uint64_t(Split->second) * uint64_t(*CA)));
       break;
     case BinaryOp::Div:
       if (isIntConst(B, 1))
@@ -375,7 +354,8 @@ Expr Simplifier::visitCast(const CastNode &N, const Expr &E) {
     if (isInteger(To)) // integers saturate (convertValue)
       return intImm(std::clamp(*C, lowestOf(To), highestOf(To)), To);
     // Beyond 2^53 the double holding the value would already be rounded.
-    if (isFloat(To) && std::llabs(*C) <= (int64_t(1) << 53))
+    const int64_t Exact = int64_t(1) << 53;
+    if (isFloat(To) && *C >= -Exact && *C <= Exact)
       return floatImm(convertValue(double(*C), From, To), To);
     return Rebuilt;
   }
@@ -430,15 +410,17 @@ Stmt Simplifier::visitBlock(const BlockNode &N, const Stmt &S) {
 Stmt Simplifier::visitFor(const ForNode &N, const Stmt &S) {
   Stmt Rebuilt = IRMutator::visitFor(N, S);
   const auto &M = static_cast<const ForNode &>(*Rebuilt);
+  // Loops bound to blocks or threads stay, whatever their extent or body:
+  // their extents size the grid and the block, which decides how many
+  // threads run every other statement of the launch.
+  if (M.Loop != ForKind::Serial && M.Loop != ForKind::Unrolled &&
+      M.Loop != ForKind::Vectorized)
+    return Rebuilt;
   std::optional<int64_t> Ext = asConstInt(M.Extent);
   if ((Ext && *Ext <= 0) || isEmptyStmt(M.Body))
     return emptyStmt();
-  bool HostLoop = M.Loop == ForKind::Serial || M.Loop == ForKind::Unrolled ||
-                  M.Loop == ForKind::Vectorized;
-  if (Ext && *Ext == 1 && HostLoop) {
-    Substituter Sub(M.Var, M.Min);
-    return mutate(Sub.mutate(M.Body));
-  }
+  if (Ext && *Ext == 1)
+    return mutate(substitute(M.Body, M.Var, M.Min));
   return Rebuilt;
 }
 

@@ -59,6 +59,8 @@ int main(int argc, char **argv) {
   // Check every pass name before doing any work.
   std::vector<const PassInfo *> Passes;
   for (const std::string &Name : PassNames) {
+    if (Name.empty()) // "--passes=" and "a,,b" name no pass
+      continue;
     const PassInfo *P = findPass(Name);
     if (!P) {
       std::string Known;
@@ -86,7 +88,7 @@ int main(int argc, char **argv) {
   std::vector<std::string> Problems = ir::verifyModule(*M);
   if (!Problems.empty()) {
     for (const std::string &P : Problems)
-      printError(DisplayName + ": invalid IR: " + P);
+      WithColor::error(errs(), DisplayName) << "invalid IR: " << P << "\n";
     return ExitUserError;
   }
 

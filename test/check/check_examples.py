@@ -2,7 +2,8 @@
 """Runs `tdslc --check` on every example over the shape matrix.
 
 Every size symbol of every kernel takes each of 1, 7, 33 and 64 in turn
-while the others stay small (3), and all symbols together take 1 and 7:
+while the others stay small (3); all symbols together take 1 and 7, and 33
+and 64 where the kernel has few enough symbols:
 odd sizes, a size of one and a tile-sized 64 for each dimension, without
 the cost of 64 in every dimension at once (a 64^7 convolution would take
 the interpreter hours). Prints one line per run; exits 1 on any failure.
@@ -30,6 +31,12 @@ def symbols(tdslc, path):
 def configs(syms):
     yield "1"
     yield "7"
+    # Every dimension at once at 33 and 64 where the interpreter can afford
+    # it (the work grows as size ** number of symbols).
+    if len(syms) <= 4:
+        yield "33"
+    if len(syms) <= 3:
+        yield "64"
     for s in syms:
         for v in (1, 7, 33, 64):
             yield f"3,{s}={v}"
