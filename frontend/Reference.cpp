@@ -40,6 +40,17 @@ Value convert(const Value &V, DType From, DType To) {
   return R;
 }
 
+/// Steps Idx to the next point of the box [0, Ext) in row-major order;
+/// false once every point has been visited.
+bool advance(std::vector<int64_t> &Idx, const std::vector<int64_t> &Ext) {
+  for (size_t D = Idx.size(); D-- > 0;) {
+    if (++Idx[D] < Ext[D])
+      return true;
+    Idx[D] = 0;
+  }
+  return false;
+}
+
 class KernelEvaluator {
 public:
   KernelEvaluator(const ast::Kernel &K, const std::map<std::string, int64_t> &Sizes,
@@ -98,15 +109,7 @@ private:
       Value V = element(S);
       Dst.Values[static_cast<size_t>(offset(Dst, Idx))] =
           asDouble(convert(V, accType(S), T.Type), T.Type);
-      // Next element, row-major.
-      size_t D = Idx.size();
-      while (D > 0) {
-        if (++Idx[D - 1] < Ext[D - 1])
-          break;
-        Idx[D - 1] = 0;
-        --D;
-      }
-      if (D == 0)
+      if (!advance(Idx, Ext))
         return;
     }
   }
@@ -138,14 +141,7 @@ private:
         Env[S.Reduced[I]] = Idx[I];
       Value Term = convert(eval(*S.Value), S.Value->Type, Acc);
       A = combine(S.Op, Acc, A, Term);
-      size_t D = Idx.size();
-      while (D > 0) {
-        if (++Idx[D - 1] < Ext[D - 1])
-          break;
-        Idx[D - 1] = 0;
-        --D;
-      }
-      if (D == 0)
+      if (!advance(Idx, Ext))
         return A;
     }
   }

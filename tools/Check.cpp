@@ -233,62 +233,81 @@ std::string roundTrip(const ir::Func &F) {
 
 } // namespace
 
+namespace {
+
+/// What --check and --dump-io share for one kernel: its sizes, its seeded
+/// inputs, poisoned outputs, the reference outputs and the tolerance.
+struct PreparedKernel {
+  std::map<std::string, int64_t> Sizes;
+  std::map<std::string, ir::TensorData> Inputs, Poisoned, Ref;
+  ToleranceModel TM;
+  double Tol = 0;
+};
+
+/// Fills P for K; returns a user error (without the "tdslc: error: "
+/// prefix) or the empty string.
+std::string prepareKernel(const ast::Kernel &K, const CheckOptions &Opts, PreparedKernel &P) {
+  std::vector<std::string> Missing;
+  for (const std::string &S : K.SizeSymbols) {
+    auto It = Opts.Sizes.find(S);
+    if (It != Opts.Sizes.end())
+      P.Sizes[S] = It->second;
+    else if (Opts.DefaultSize)
+      P.Sizes[S] = *Opts.DefaultSize;
+    else
+      Missing.push_back(S);
+  }
+  if (!Missing.empty())
+    return "kernel '" + K.Name + "' needs --sizes for " + llvm::join(Missing, ", ");
+  // Dims such as "L + R - 1" must come out positive for the sizes given.
+  std::string BadDim;
+  for (const auto *List : {&K.Inputs, &K.Outputs})
+    for (const auto &T : *List) {
+      std::vector<int64_t> Shape;
+      for (const ast::Affine &A : T->Shape) {
+        Shape.push_back(A.evaluate(P.Sizes));
+        if (Shape.back() < 1 && BadDim.empty())
+          BadDim = T->Name + " dimension " + A.str();
+      }
+      if (T->Role == ast::TensorRole::Input) {
+        std::mt19937_64 Rng = streamFor(Opts.Seed, K.Name, T->Name);
+        P.Inputs[T->Name] = randomTensor(*T, Shape, Rng, Opts.ExactInputs);
+      } else {
+        ir::TensorData D;
+        D.Type = T->Type;
+        D.Shape = Shape;
+        D.Values.assign(static_cast<size_t>(std::max<int64_t>(0, D.numElements())), NAN);
+        P.Poisoned[T->Name] = std::move(D);
+      }
+    }
+  if (!BadDim.empty())
+    return "kernel '" + K.Name + "': " + BadDim + " is not positive for the sizes given";
+  P.Ref = evaluateReference(K, P.Sizes, P.Inputs);
+  P.TM = toleranceFor(K, P.Sizes);
+  P.Tol = P.TM.tolerance();
+  return "";
+}
+
+} // namespace
+
 bool runCheck(const ast::Module &M, const CheckOptions &Opts, llvm::raw_ostream &OS,
               llvm::raw_ostream &Err) {
   bool AllOk = true;
   unsigned Passed = 0, Failed = 0;
   for (const auto &KPtr : M.Kernels) {
     const ast::Kernel &K = *KPtr;
-    std::map<std::string, int64_t> Sizes;
-    std::vector<std::string> Missing;
-    for (const std::string &S : K.SizeSymbols) {
-      auto It = Opts.Sizes.find(S);
-      if (It != Opts.Sizes.end())
-        Sizes[S] = It->second;
-      else if (Opts.DefaultSize)
-        Sizes[S] = *Opts.DefaultSize;
-      else
-        Missing.push_back(S);
-    }
-    if (!Missing.empty()) {
-      Err << "tdslc: error: kernel '" << K.Name << "' needs --sizes for "
-          << llvm::join(Missing, ", ") << "\n";
+    PreparedKernel P;
+    std::string Problem = prepareKernel(K, Opts, P);
+    if (!Problem.empty()) {
+      Err << "tdslc: error: " << Problem << "\n";
       AllOk = false;
       ++Failed;
       continue;
     }
-    // Dims such as "L + R - 1" must come out positive for the sizes given.
-    std::map<std::string, ir::TensorData> Inputs, Poisoned;
-    std::string BadDim;
-    for (const auto *List : {&K.Inputs, &K.Outputs})
-      for (const auto &T : *List) {
-        std::vector<int64_t> Shape;
-        for (const ast::Affine &A : T->Shape) {
-          Shape.push_back(A.evaluate(Sizes));
-          if (Shape.back() < 1 && BadDim.empty())
-            BadDim = T->Name + " dimension " + A.str();
-        }
-        if (T->Role == ast::TensorRole::Input) {
-          std::mt19937_64 Rng = streamFor(Opts.Seed, K.Name, T->Name);
-          Inputs[T->Name] = randomTensor(*T, Shape, Rng, Opts.ExactInputs);
-        } else {
-          ir::TensorData D;
-          D.Type = T->Type;
-          D.Shape = Shape;
-          D.Values.assign(static_cast<size_t>(std::max<int64_t>(0, D.numElements())), NAN);
-          Poisoned[T->Name] = std::move(D);
-        }
-      }
-    if (!BadDim.empty()) {
-      Err << "tdslc: error: kernel '" << K.Name << "': " << BadDim
-          << " is not positive for the sizes given\n";
-      AllOk = false;
-      ++Failed;
-      continue;
-    }
-
-    std::map<std::string, ir::TensorData> Ref = evaluateReference(K, Sizes, Inputs);
-    double Tol = toleranceFor(K, Sizes).tolerance();
+    const std::map<std::string, int64_t> &Sizes = P.Sizes;
+    const std::map<std::string, ir::TensorData> &Inputs = P.Inputs, &Poisoned = P.Poisoned,
+                                                &Ref = P.Ref;
+    double Tol = P.Tol;
 
     ir::Func F = lowerKernel(K, Opts.LineOf);
     std::vector<std::pair<std::string, ir::Func>> Stages = {{"naive", F}};

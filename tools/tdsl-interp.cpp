@@ -139,6 +139,7 @@ int main(int argc, char **argv) {
   if (!Buf)
     return userError("cannot read '" + InputFile + "': " + Buf.getError().message());
   SourceMgr SM;
+  installDiagnosticPrinter(SM);
   unsigned BufferID = SM.AddNewSourceBuffer(std::move(*Buf), SMLoc());
   DiagEngine Diags(SM);
   std::optional<ir::Module> M = ir::parseIRModule(SM, BufferID, Diags);

@@ -78,6 +78,7 @@ int main(int argc, char **argv) {
     return ExitUserError;
   }
   SourceMgr SM;
+  installDiagnosticPrinter(SM);
   unsigned BufferID = SM.AddNewSourceBuffer(std::move(*Buf), SMLoc());
   DiagEngine Diags(SM);
   std::optional<ir::Module> M = ir::parseIRModule(SM, BufferID, Diags);
