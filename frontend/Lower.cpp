@@ -44,6 +44,18 @@ Expr reductionIdentity(ast::AssignOp Op, DType Acc) {
   return intImm(0, Acc);
 }
 
+/// Names the register accumulator after what it accumulates: C_sum, mx_max.
+const char *accumulatorSuffix(ast::AssignOp Op) {
+  switch (Op) {
+  case ast::AssignOp::Assign:
+  case ast::AssignOp::Add: return "sum";
+  case ast::AssignOp::Mul: return "prod";
+  case ast::AssignOp::Max: return "max";
+  case ast::AssignOp::Min: return "min";
+  }
+  return "acc";
+}
+
 Expr combine(ast::AssignOp Op, Expr Acc, Expr Term) {
   switch (Op) {
   case ast::AssignOp::Assign:
@@ -148,14 +160,14 @@ private:
 
     Stmt Inner;
     if (S.Reduced.empty() && S.Op == ast::AssignOp::Assign) {
-      Inner = store(T.Name, storageIndices(T, LhsIdx), cast(T.Type, lowerExpr(*S.Value)),
+      Inner = store(T.Name, storageIndices(T, LhsIdx), lowerAs(T.Type, *S.Value),
                     Line);
     } else {
       DType Acc = arithmeticType(T.Type);
-      std::string AccName = freshName(T.Name + "_acc");
+      std::string AccName = freshName(T.Name + "_" + accumulatorSuffix(S.Op));
       Expr AccRef = load(Acc, AccName, {intImm(0)});
       Stmt Update = store(AccName, {intImm(0)},
-                          combine(S.Op, AccRef, cast(Acc, lowerExpr(*S.Value))), Line);
+                          combine(S.Op, AccRef, lowerAs(Acc, *S.Value)), Line);
       for (auto It = S.Reduced.rbegin(); It != S.Reduced.rend(); ++It)
         Update = forLoop(*It, intImm(0), affineToIR(S.Ranges.at(*It)), ForKind::Serial,
                          Update, Line);
@@ -198,6 +210,17 @@ private:
     return cast(T, E);
   }
 
+  /// E converted to T. A literal is rounded once, straight to T (the
+  /// language keeps literals exact until they meet a type), so 0.1 in f64
+  /// arithmetic is the double nearest 0.1, not a widened f32.
+  Expr lowerAs(DType T, const ast::Expr &E) {
+    if (isFloat(T) && E.Kind == ast::ExprKind::FloatLit)
+      return floatImm(static_cast<const ast::FloatLit &>(E).Value, T);
+    if (isFloat(T) && E.Kind == ast::ExprKind::IntLit)
+      return floatImm(static_cast<double>(static_cast<const ast::IntLit &>(E).Value), T);
+    return as(T, lowerExpr(E));
+  }
+
   Expr lowerExpr(const ast::Expr &E) {
     switch (E.Kind) {
     case ast::ExprKind::IntLit: {
@@ -228,8 +251,8 @@ private:
     }
     case ast::ExprKind::Binary: {
       const auto &B = static_cast<const ast::Binary &>(E);
-      Expr L = as(B.OperandType, lowerExpr(*B.LHS));
-      Expr R = as(B.OperandType, lowerExpr(*B.RHS));
+      Expr L = lowerAs(B.OperandType, *B.LHS);
+      Expr R = lowerAs(B.OperandType, *B.RHS);
       switch (B.Op) {
       case ast::BinaryOp::Add: return binary(BinaryOp::Add, L, R);
       case ast::BinaryOp::Sub: return binary(BinaryOp::Sub, L, R);
@@ -250,8 +273,7 @@ private:
     case ast::ExprKind::Select: {
       const auto &S = static_cast<const ast::Select &>(E);
       DType T = arithmeticType(E.Type);
-      return select(toBool(lowerExpr(*S.Cond)), as(T, lowerExpr(*S.Then)),
-                    as(T, lowerExpr(*S.Else)));
+      return select(toBool(lowerExpr(*S.Cond)), lowerAs(T, *S.Then), lowerAs(T, *S.Else));
     }
     case ast::ExprKind::Call: return lowerCall(static_cast<const ast::Call &>(E));
     }
@@ -260,10 +282,10 @@ private:
 
   Expr lowerCall(const ast::Call &C) {
     if (C.Fn == ast::Callee::Cast)
-      return cast(C.CastTo, lowerExpr(*C.Args[0]));
+      return lowerAs(C.CastTo, *C.Args[0]);
     std::vector<Expr> Args;
     for (const auto &A : C.Args)
-      Args.push_back(as(C.ArgType, lowerExpr(*A)));
+      Args.push_back(lowerAs(C.ArgType, *A));
     switch (C.Fn) {
     case ast::Callee::Max: return binary(BinaryOp::Max, Args[0], Args[1]);
     case ast::Callee::Min: return binary(BinaryOp::Min, Args[0], Args[1]);

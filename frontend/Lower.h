@@ -7,12 +7,12 @@
 //
 //   C[m, n] += A[m, k] * B[k, n]        for m in 0..M serial @1 {
 //                                        for n in 0..N serial @1 {
-//                                   =>    alloc C_acc: f32[1] register @1 {
-//                                           C_acc[0] = 0.0
+//                                   =>    alloc C_sum: f32[1] register @1 {
+//                                           C_sum[0] = 0.0
 //                                           for k in 0..K serial @1 {
-//                                             C_acc[0] = C_acc[0] + A[m, k] * B[k, n]
+//                                             C_sum[0] = C_sum[0] + A[m, k] * B[k, n]
 //                                           }
-//                                           C[m, n] = C_acc[0] ...
+//                                           C[m, n] = C_sum[0] ...
 //
 //===----------------------------------------------------------------------===//
 #ifndef TDSL_FRONTEND_LOWER_H

@@ -745,6 +745,10 @@ void Sema::inferRanges(Stmt &S, StmtState &St) {
 
 void Sema::proveInBounds(const BoundsObligation &B, StmtState &St) {
   const Access &A = *B.A;
+  // A later subscript of the same access that is not affine was reported,
+  // and then the access has no affine subscripts at all.
+  if (B.Dim >= A.AffineSubs.size())
+    return;
   const Affine &Sub = A.AffineSubs[B.Dim];
   const Affine &Extent = A.Target->Shape[B.Dim];
   // Over the box 0 <= v <= range_v - 1 the subscript's extremes are affine

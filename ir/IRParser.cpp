@@ -44,6 +44,9 @@ struct Token {
   Tok Kind = Tok::Eof;
   llvm::StringRef Text;   ///< the whole token; for numbers without suffix
   llvm::StringRef Suffix; ///< "i32" of "2_i32" (numbers only)
+  /// "$exp": a name spelled like a reserved word, escaped by the printer;
+  /// Text holds the name without the '$' and it is never a keyword.
+  bool Escaped = false;
   llvm::SMLoc loc() const { return llvm::SMLoc::getFromPointer(Text.data()); }
 };
 
@@ -66,6 +69,14 @@ public:
       return T;
     }
     char C = *Cur;
+    if (C == '$' && Cur + 1 < End && isIdentStart(Cur[1])) {
+      const char *NameStart = ++Cur;
+      while (Cur != End && isIdentChar(*Cur))
+        ++Cur;
+      Token T = make(Tok::Ident, NameStart);
+      T.Escaped = true;
+      return T;
+    }
     if (isIdentStart(C)) {
       while (Cur != End && isIdentChar(*Cur))
         ++Cur;
@@ -230,7 +241,9 @@ private:
     next();
     return true;
   }
-  bool isWord(llvm::StringRef W) const { return Cur.Kind == Tok::Ident && Cur.Text == W; }
+  bool isWord(llvm::StringRef W) const {
+    return Cur.Kind == Tok::Ident && !Cur.Escaped && Cur.Text == W;
+  }
   bool expect(Tok K, const char *What) {
     if (Failed)
       return false;
@@ -305,9 +318,10 @@ bool IRParser::parseName(std::string &Name, const char *What) {
 /// An identifier that a declaration introduces (reserved words refused).
 bool IRParser::parseDeclName(std::string &Name, const char *What) {
   llvm::SMLoc Loc = Cur.loc();
+  bool Escaped = Cur.Escaped;
   if (!parseName(Name, ("a " + std::string(What) + " name").c_str()))
     return false;
-  if (isReservedIRWord(Name))
+  if (!Escaped && isReservedIRWord(Name))
     return error(Loc, "'" + Name + "' is a reserved word and cannot name a " + What);
   return true;
 }
@@ -480,6 +494,8 @@ Stmt IRParser::parseStmt() {
     error(Cur.loc(), "expected a statement, found " + describe(Cur));
     return nullptr;
   }
+  if (Cur.Escaped)
+    return parseStore();
   llvm::StringRef W = Cur.Text;
   unsigned Line;
   if (W == "for")
@@ -984,11 +1000,12 @@ Expr IRParser::parsePrimary() {
     error(Loc, "expected an expression, found " + describe(Cur));
     return nullptr;
   }
-  if (isFloatLiteralWord(Cur.Text))
+  bool Escaped = Cur.Escaped;
+  if (!Escaped && isFloatLiteralWord(Cur.Text))
     return parseLiteral(/*Negate=*/false, Loc);
   std::string Name = Cur.Text.str();
   next();
-  if (is(Tok::LParen))
+  if (!Escaped && is(Tok::LParen))
     return parseCallLike(Name, Loc);
   if (is(Tok::LBracket)) {
     const BufferInfo *B = findBuffer(Name);
@@ -1004,7 +1021,7 @@ Expr IRParser::parsePrimary() {
       return nullptr;
     return note(load(Info.Type, Name, std::move(Indices)));
   }
-  if (isReservedIRWord(Name)) {
+  if (!Escaped && isReservedIRWord(Name)) {
     error(Loc, "expected '(' after '" + Name + "'");
     return nullptr;
   }

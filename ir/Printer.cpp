@@ -1,6 +1,7 @@
 //===- Printer.cpp - Prints the loop IR in the text form of ir/IR.md ------===//
 #include "ir/Printer.h"
 
+#include "ir/IRParser.h"
 #include "ir/TextForm.h"
 
 #include <algorithm>
@@ -90,6 +91,12 @@ std::string formatFloat(double V, DType T) {
   return Sign + formatMagnitude(std::fabs(V), T) + Suffix;
 }
 
+/// A name as the text form spells it: one that reads like a keyword, dtype
+/// or intrinsic (a kernel called "sqrt", a tensor called "max") gets a '$'.
+std::string name(llvm::StringRef N) {
+  return isReservedIRWord(N) ? ("$" + N).str() : N.str();
+}
+
 class Printer {
 public:
   explicit Printer(llvm::raw_ostream &OS) : OS(OS) {}
@@ -141,10 +148,10 @@ void Printer::printBareExpr(const Expr &E) {
   case ExprKind::FloatImm:
     OS << formatFloat(static_cast<const FloatImmNode &>(*E).Value, E->Type);
     return;
-  case ExprKind::Var: OS << static_cast<const VarNode &>(*E).Name; return;
+  case ExprKind::Var: OS << name(static_cast<const VarNode &>(*E).Name); return;
   case ExprKind::Load: {
     const auto &N = static_cast<const LoadNode &>(*E);
-    OS << N.Buffer << '[';
+    OS << name(N.Buffer) << '[';
     printExprs(N.Indices);
     OS << ']';
     return;
@@ -241,7 +248,7 @@ void Printer::printStmt(const Stmt &S, unsigned Indent) {
   case StmtKind::Block: break;
   case StmtKind::For: {
     const auto &N = static_cast<const ForNode &>(*S);
-    OS << "for " << N.Var << " in ";
+    OS << "for " << name(N.Var) << " in ";
     printExpr(N.Min);
     OS << "..";
     printExpr(N.Min && N.Extent ? loopEnd(N.Min, N.Extent) : N.Extent);
@@ -266,7 +273,7 @@ void Printer::printStmt(const Stmt &S, unsigned Indent) {
   }
   case StmtKind::Let: {
     const auto &N = static_cast<const LetNode &>(*S);
-    OS << "let " << N.Var << ": " << (N.Value ? dtypeName(N.Value->Type) : "?") << " = ";
+    OS << "let " << name(N.Var) << ": " << (N.Value ? dtypeName(N.Value->Type) : "?") << " = ";
     printExpr(N.Value);
     printLine(N);
     printBody(N.Body, Indent);
@@ -274,7 +281,7 @@ void Printer::printStmt(const Stmt &S, unsigned Indent) {
   }
   case StmtKind::Store: {
     const auto &N = static_cast<const StoreNode &>(*S);
-    OS << N.Buffer;
+    OS << name(N.Buffer);
     if (!N.Indices.empty())
       printShape(N.Indices);
     OS << " = ";
@@ -285,7 +292,7 @@ void Printer::printStmt(const Stmt &S, unsigned Indent) {
   case StmtKind::Allocate: {
     const auto &N = static_cast<const AllocateNode &>(*S);
     const Buffer &B = N.Buf;
-    OS << "alloc " << B.Name << ": " << dtypeName(B.Type);
+    OS << "alloc " << name(B.Name) << ": " << dtypeName(B.Type);
     printShape(B.Shape);
     OS << ' ' << memScopeName(B.Scope);
     if (!B.Padding.empty()) {
@@ -306,9 +313,9 @@ void Printer::printStmt(const Stmt &S, unsigned Indent) {
     break;
   case StmtKind::AsyncCopy: {
     const auto &N = static_cast<const AsyncCopyNode &>(*S);
-    OS << "async_copy " << N.Dst;
+    OS << "async_copy " << name(N.Dst);
     printShape(N.DstIndices);
-    OS << " <- " << N.Src;
+    OS << " <- " << name(N.Src);
     printShape(N.SrcIndices);
     OS << " x " << N.Elems;
     printLine(N);
@@ -335,13 +342,13 @@ void Printer::printStmt(const Stmt &S, unsigned Indent) {
 }
 
 void Printer::printFunc(const Func &F) {
-  OS << "func " << F.Name << '<';
+  OS << "func " << name(F.Name) << '<';
   for (size_t I = 0; I < F.Sizes.size(); ++I)
-    OS << (I ? ", " : "") << F.Sizes[I];
+    OS << (I ? ", " : "") << name(F.Sizes[I]);
   OS << ">(";
   for (size_t I = 0; I < F.Params.size(); ++I) {
     const Buffer &B = F.Params[I];
-    OS << (I ? ", " : "") << (B.Role == BufferRole::Output ? "out " : "in ") << B.Name
+    OS << (I ? ", " : "") << (B.Role == BufferRole::Output ? "out " : "in ") << name(B.Name)
        << ": " << dtypeName(B.Type);
     if (!B.Shape.empty())
       printShape(B.Shape);

@@ -151,12 +151,11 @@ const Buffer *Verifier::findBuffer(llvm::StringRef Name) const {
   return nullptr;
 }
 
-/// Names must survive printing and parsing back.
+/// Names must survive printing and parsing back (the printer escapes the
+/// ones spelled like reserved words as "$name").
 void Verifier::checkName(llvm::StringRef Name, const char *What) {
   if (!isIdentifier(Name))
     fail(llvm::Twine(What) + " name '" + Name + "' is not an identifier");
-  else if (isReservedIRWord(Name))
-    fail(llvm::Twine(What) + " name '" + Name + "' is a reserved word of the IR text");
 }
 
 void Verifier::checkNewVar(const std::string &Name, const char *What, const Stmt &S) {

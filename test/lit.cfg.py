@@ -14,3 +14,14 @@ config.environment["PATH"] = os.pathsep.join(
 config.substitutions.append(("%examples", os.path.join(config.tdsl_src_root, "dsl", "examples")))
 config.substitutions.append(("%srcroot", config.tdsl_src_root))
 config.substitutions.append(("%tdsl_tools", config.tdsl_tools_dir))
+
+# nvcc compiles the emitted CUDA in test/backend (no GPU needed); tests that
+# need it say `REQUIRES: nvcc` and are UNSUPPORTED where it is absent.
+import shutil
+_nvcc = shutil.which("nvcc", path=os.pathsep.join(
+    ["/usr/local/cuda/bin", config.environment.get("PATH", "")]))
+if _nvcc:
+    config.available_features.add("nvcc")
+    config.substitutions.append(("%nvcc", _nvcc))
+    config.substitutions.append(("%cuda_include", os.path.join(
+        os.path.dirname(os.path.dirname(os.path.realpath(_nvcc))), "include")))

@@ -12,8 +12,12 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/EndianStream.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 
 #include <cmath>
 #include <random>
@@ -200,6 +204,25 @@ void compare(const std::string &Name, const ir::TensorData &Ref, const ir::Tenso
   }
 }
 
+/// The first element where Out differs from the naive stage's outputs in
+/// any bit (NaN matches NaN), or "".
+std::string bitDifference(const std::map<std::string, ir::TensorData> &Naive,
+                          const std::map<std::string, ir::TensorData> &Out) {
+  for (const auto &[Name, N] : Naive) {
+    const ir::TensorData &O = Out.at(Name);
+    for (size_t I = 0; I < N.Values.size(); ++I) {
+      double A = N.Values[I], B = I < O.Values.size() ? O.Values[I] : NAN;
+      bool Same = (std::isnan(A) && std::isnan(B)) ||
+                  (A == B && std::signbit(A) == std::signbit(B));
+      if (!Same)
+        return "not bit-exact: " + Name + indexString(N.Shape, static_cast<int64_t>(I)) +
+               " = " + llvm::formatv("{0:g}", B).str() + ", the naive stage gave " +
+               llvm::formatv("{0:g}", A).str();
+    }
+  }
+  return "";
+}
+
 /// Print -> parse -> print must be the identity; returns the problem or "".
 std::string roundTrip(const ir::Func &F) {
   ir::Module M;
@@ -321,6 +344,7 @@ bool runCheck(const ast::Module &M, const CheckOptions &Opts, llvm::raw_ostream 
       Stages.push_back({PassName, F});
     }
 
+    std::map<std::string, ir::TensorData> NaiveOutputs;
     for (const auto &[Stage, SF] : Stages) {
       std::string Problem;
       std::vector<std::string> VerifyErrors = ir::verifyFunc(SF);
@@ -343,6 +367,13 @@ bool runCheck(const ast::Module &M, const CheckOptions &Opts, llvm::raw_ostream 
             compare(T->Name, Ref.at(T->Name), Args.at(T->Name), Tol, C);
         if (Problem.empty() && !C.Ok)
           Problem = "mismatch: " + C.Where;
+        if (Problem.empty() && Opts.StagesBitExact) {
+          if (NaiveOutputs.empty())
+            for (const auto &T : K.Outputs)
+              NaiveOutputs[T->Name] = Args.at(T->Name);
+          else
+            Problem = bitDifference(NaiveOutputs, Args);
+        }
       }
       bool Ok = Problem.empty();
       OS << llvm::format("%-20s %-14s ", K.Name.c_str(), Stage.c_str())
@@ -355,6 +386,129 @@ bool runCheck(const ast::Module &M, const CheckOptions &Opts, llvm::raw_ostream 
     }
   }
   OS << Passed << " passed, " << Failed << " failed\n";
+  return AllOk;
+}
+
+} // namespace tdsl
+
+namespace tdsl {
+
+namespace {
+
+/// The memory image of D in its dtype's encoding, little-endian, as a
+/// launcher's pointer sees it.
+std::string encodeTensor(const ir::TensorData &D) {
+  std::string Bytes;
+  llvm::raw_string_ostream OS(Bytes);
+  auto Write = [&](auto V) {
+    llvm::support::endian::write(OS, V, llvm::support::little);
+  };
+  for (double V : D.Values) {
+    switch (D.Type) {
+    case DType::Bool: Write(static_cast<uint8_t>(V != 0)); break;
+    case DType::I8: Write(static_cast<int8_t>(saturateInt(V, DType::I8))); break;
+    case DType::I32: Write(static_cast<int32_t>(saturateInt(V, DType::I32))); break;
+    case DType::I64: Write(static_cast<int64_t>(saturateInt(V, DType::I64))); break;
+    case DType::F16: Write(encodeF16(V)); break;
+    case DType::BF16: Write(encodeBF16(V)); break;
+    case DType::TF32:
+    case DType::F32: Write(static_cast<float>(V)); break;
+    case DType::F64: Write(V); break;
+    }
+  }
+  return OS.str();
+}
+
+bool writeFile(const llvm::Twine &Path, llvm::StringRef Bytes, llvm::raw_ostream &Err) {
+  std::error_code EC;
+  llvm::raw_fd_ostream OS(Path.str(), EC, llvm::sys::fs::OF_None);
+  if (!EC) {
+    OS << Bytes;
+    OS.close();
+    EC = OS.error();
+    OS.clear_error();
+  }
+  if (EC) {
+    Err << "tdslc: error: cannot write '" << Path << "': " << EC.message() << "\n";
+    return false;
+  }
+  return true;
+}
+
+} // namespace
+
+bool dumpIO(const ast::Module &M, const CheckOptions &Opts, llvm::StringRef Dir,
+            llvm::raw_ostream &Err) {
+  bool AllOk = true;
+  for (const auto &KPtr : M.Kernels) {
+    const ast::Kernel &K = *KPtr;
+    PreparedKernel P;
+    std::string Problem = prepareKernel(K, Opts, P);
+    if (!Problem.empty()) {
+      Err << "tdslc: error: " << Problem << "\n";
+      AllOk = false;
+      continue;
+    }
+    llvm::SmallString<256> KDir(Dir);
+    llvm::sys::path::append(KDir, K.Name);
+    if (std::error_code EC = llvm::sys::fs::create_directories(KDir)) {
+      Err << "tdslc: error: cannot create '" << KDir << "': " << EC.message() << "\n";
+      return false;
+    }
+
+    std::string Meta;
+    llvm::raw_string_ostream MetaOS(Meta);
+    llvm::json::OStream J(MetaOS, 2);
+    J.objectBegin();
+    J.attribute("kernel", K.Name);
+    J.attribute("seed", static_cast<int64_t>(Opts.Seed));
+    J.attribute("exact_inputs", Opts.ExactInputs);
+    // In the order of the launcher's size arguments.
+    J.attributeArray("sizes", [&] {
+      for (const std::string &S : K.SizeSymbols)
+        J.object([&] {
+          J.attribute("name", S);
+          J.attribute("value", P.Sizes.at(S));
+        });
+    });
+    // Inputs then outputs, in declaration order: the launcher's order.
+    J.attributeArray("params", [&] {
+      for (const auto *List : {&K.Inputs, &K.Outputs})
+        for (const auto &T : *List) {
+          bool IsIn = T->Role == ast::TensorRole::Input;
+          const ir::TensorData &D = IsIn ? P.Inputs.at(T->Name) : P.Ref.at(T->Name);
+          std::string Bytes = encodeTensor(D);
+          std::string File = T->Name + ".bin";
+          if (!writeFile(KDir + "/" + File, Bytes, Err))
+            AllOk = false;
+          J.object([&] {
+            J.attribute("name", T->Name);
+            J.attribute("role", IsIn ? "in" : "out");
+            J.attribute("dtype", dtypeName(T->Type));
+            J.attributeArray("shape", [&] {
+              for (int64_t E : D.Shape)
+                J.value(E);
+            });
+            J.attribute("is_scalar", T->Shape.empty());
+            J.attribute("elements", D.numElements());
+            J.attribute("element_bytes", static_cast<int64_t>(dtypeBytes(T->Type)));
+            J.attribute("file", File);
+          });
+        }
+    });
+    J.attributeObject("tolerance", [&] {
+      J.attribute("value", P.Tol);
+      J.attribute("loosest_dtype", dtypeName(P.TM.Loosest));
+      J.attribute("longest_reduction", P.TM.LongestReduction);
+      J.attribute("rule", "float outputs: |out - ref| <= value * (|ref| + mean |ref|), "
+                          "mean over the finite values of that output; NaN only "
+                          "matches NaN, an infinity only itself; integer outputs: exact");
+    });
+    J.objectEnd();
+    MetaOS << "\n";
+    if (!writeFile(KDir + "/meta.json", MetaOS.str(), Err))
+      AllOk = false;
+  }
   return AllOk;
 }
 

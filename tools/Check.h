@@ -7,6 +7,9 @@
 // At each stage the IR is also verified and must survive print -> parse ->
 // print unchanged.
 //
+// --dump-io writes the same inputs, reference outputs and tolerance to
+// files for the GPU suite (test/gpu/gpu_check.py).
+//
 //===----------------------------------------------------------------------===//
 #ifndef TDSL_TOOLS_CHECK_H
 #define TDSL_TOOLS_CHECK_H
@@ -30,6 +33,12 @@ struct CheckOptions {
   uint64_t Seed = 1;
   /// Small integers in [-4, 4] for every input, so fp32 results are exact.
   bool ExactInputs = false;
+  /// Every stage's outputs must equal the naive stage's bit for bit (NaN
+  /// matches NaN), on top of the tolerance against the reference. Sound
+  /// when every value the kernel computes is a small integer (exact inputs,
+  /// no division or transcendental functions): then no reordering a pass
+  /// may do changes a bit. tdsl-smith sets it for such programs.
+  bool StagesBitExact = false;
   std::vector<std::string> Pipeline; ///< pass names, in order
   /// Maps AST locations to .tdsl lines (IR provenance).
   std::function<unsigned(llvm::SMLoc)> LineOf = [](llvm::SMLoc) { return 0u; };
@@ -43,6 +52,15 @@ std::string parseSizes(llvm::StringRef Text, CheckOptions &Opts);
 /// stage of every kernel matched the reference.
 bool runCheck(const ast::Module &M, const CheckOptions &Opts, llvm::raw_ostream &OS,
               llvm::raw_ostream &Err);
+
+/// tdslc --dump-io=Dir: for every kernel, writes Dir/<kernel>/<tensor>.bin
+/// for each input (the values --check feeds it) and each output (as the
+/// reference evaluator computes it), raw little-endian in the tensor's
+/// dtype encoding, and Dir/<kernel>/meta.json (sizes in launcher order,
+/// params, tolerance): what a GPU harness compares a launcher against.
+/// Returns false after reporting to Err.
+bool dumpIO(const ast::Module &M, const CheckOptions &Opts, llvm::StringRef Dir,
+            llvm::raw_ostream &Err);
 
 /// The tolerance for values of type T (0 for integers).
 double dtypeTolerance(DType T);

@@ -1,0 +1,1076 @@
+//===- CudaEmitter.cpp - Loop IR to CUDA C++ kernels and host launchers ---===//
+#include "backend/CudaEmitter.h"
+
+#include "backend/Signature.h"
+#include "ir/Printer.h"
+#include "passes/Simplify.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/Format.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+
+namespace tdsl {
+
+using namespace ir;
+using backend::cName;
+
+namespace {
+
+const char *const Prelude =
+#include "backend/Prelude.inc"
+    ;
+
+/// Shared memory a block may use without the opt-in.
+constexpr int64_t DefaultSharedBytes = 48 * 1024;
+
+//===----------------------------------------------------------------------===//
+// Expressions
+//===----------------------------------------------------------------------===//
+
+/// C++ precedence levels (smaller binds tighter).
+enum Prec { PrimaryPrec = 0, UnaryPrec = 3, MulPrec = 5, AddPrec = 6, RelPrec = 9,
+            EqPrec = 10, AndPrec = 14, OrPrec = 15, CondPrec = 16 };
+
+struct Text {
+  std::string S;
+  int P = PrimaryPrec;
+};
+
+std::string within(const Text &T, int MaxPrec) {
+  bool Paren = T.P > MaxPrec || (MaxPrec == UnaryPrec && !T.S.empty() && T.S[0] == '-');
+  return Paren ? "(" + T.S + ")" : T.S;
+}
+
+Text primary(std::string S) { return {std::move(S), PrimaryPrec}; }
+Text callText(const std::string &Fn, std::initializer_list<std::string> Args) {
+  std::string S = Fn + "(";
+  bool First = true;
+  for (const std::string &A : Args) {
+    S += (First ? "" : ", ") + A;
+    First = false;
+  }
+  return primary(S + ")");
+}
+
+/// The shortest decimal that reads back as V in T (float or double).
+std::string decimal(double V, bool IsFloat) {
+  char Buf[64];
+  for (int P = 1; P <= 17; ++P) {
+    std::snprintf(Buf, sizeof(Buf), "%.*g", P, V);
+    if (IsFloat ? std::strtof(Buf, nullptr) == static_cast<float>(V)
+                : std::strtod(Buf, nullptr) == V)
+      break;
+  }
+  std::string S = Buf;
+  if (S.find_first_of(".e") == std::string::npos)
+    S += ".0";
+  return S;
+}
+
+/// How a buffer is reached from kernel code.
+struct BufferRef {
+  const Buffer *Buf = nullptr;
+  bool ByValue = false; ///< a rank-0 input: a kernel parameter by value
+};
+
+/// Writes IR expressions as C++. In kernels i64 is the template parameter
+/// Index; in launchers it is int64_t.
+class ExprWriter {
+public:
+  ExprWriter(const llvm::StringSet<> &Sizes, bool Host) : Sizes(Sizes), Host(Host) {}
+
+  llvm::StringMap<BufferRef> Buffers;
+
+  std::string type(DType T) const {
+    if (T == DType::I64)
+      return Host ? "int64_t" : "Index";
+    return backend::deviceElementType(T);
+  }
+
+  std::string str(const Expr &E, int MaxPrec = CondPrec) { return within(text(E), MaxPrec); }
+
+  /// The row-major offset of Indices in B's storage.
+  std::string offset(const Buffer &B, const std::vector<Expr> &Indices) {
+    Expr Off;
+    for (unsigned D = 0; D < Indices.size(); ++D) {
+      if (!Off) {
+        Off = Indices[D];
+        continue;
+      }
+      Expr Dim = B.Shape[D];
+      if (D < B.Padding.size() && B.Padding[D])
+        Dim = add(Dim, intImm(B.Padding[D]));
+      Off = add(mul(Off, Dim), Indices[D]);
+    }
+    return Off ? str(simplifyExpr(Off)) : "0";
+  }
+
+  Text text(const Expr &E);
+
+  /// A provably positive divisor (a positive constant, a size — the
+  /// launcher checks sizes >= 1 — or sums and products of those) needs no
+  /// guard against division by zero or by -1.
+  bool isPositive(const Expr &E) const {
+    if (std::optional<int64_t> C = asConstInt(E))
+      return *C > 0;
+    if (E->Kind == ExprKind::Var)
+      return Sizes.count(static_cast<const VarNode &>(*E).Name);
+    if (E->Kind == ExprKind::Binary) {
+      const auto &B = static_cast<const BinaryNode &>(*E);
+      if (B.Op == BinaryOp::Add || B.Op == BinaryOp::Mul || B.Op == BinaryOp::Max)
+        return isPositive(B.A) && isPositive(B.B);
+    }
+    return false;
+  }
+
+  Text cast(DType From, DType To, const Text &X);
+
+private:
+  const llvm::StringSet<> &Sizes;
+  bool Host;
+
+  Text binaryText(const BinaryNode &N);
+  Text callIntrinsic(const CallNode &N);
+};
+
+Text ExprWriter::cast(DType From, DType To, const Text &X) {
+  if (From == To || (From == DType::TF32 && To == DType::F32))
+    return X;
+  auto Wrap = [&](const std::string &Fn) { return callText(Fn, {X.S}); };
+  auto F32Of = [&]() -> Text {
+    if (From == DType::F16)
+      return Wrap("__half2float");
+    if (From == DType::BF16)
+      return Wrap("__bfloat162float");
+    return X;
+  };
+  bool FromInt = !isFloat(From); // bool and integers
+  if (To == DType::Bool) {
+    if (FromInt)
+      return {within(X, RelPrec) + " != 0", EqPrec};
+    Text F = From == DType::F64 ? X : F32Of();
+    return {within(F, RelPrec) + (From == DType::F64 ? " != 0.0" : " != 0.0f"), EqPrec};
+  }
+  if (isInteger(To)) {
+    std::string T = type(To);
+    if (FromInt) {
+      unsigned FromBits = From == DType::Bool ? 1 : dtypeBytes(From);
+      if (FromBits <= dtypeBytes(To))
+        return callText(T, {X.S}); // widening: exact
+      return callText("tdsl_sat<" + T + ">", {X.S});
+    }
+    Text F = From == DType::F64 ? X : F32Of();
+    return callText("tdsl_f2i<" + T + ">", {F.S});
+  }
+  // To a float type.
+  Text F = X; // the value as f32, or f64 when From is f64 or an integer
+  bool IsDouble = From == DType::F64;
+  if (FromInt) {
+    if (To == DType::F32)
+      return callText("float", {X.S}); // one rounding
+    if (To == DType::F64)
+      return callText("double", {X.S});
+    F = callText("double", {X.S}); // exact for bool, i8, i32; i64 as the interpreter
+    IsDouble = true;
+  } else if (From == DType::F16 || From == DType::BF16) {
+    F = F32Of(); // exact
+  }
+  switch (To) {
+  case DType::F32: return IsDouble ? callText("float", {F.S}) : F;
+  case DType::F64: return IsDouble ? F : callText("double", {F.S});
+  case DType::F16: return callText(IsDouble ? "__double2half" : "__float2half_rn", {F.S});
+  case DType::BF16:
+    return callText(IsDouble ? "__double2bfloat16" : "__float2bfloat16_rn", {F.S});
+  case DType::TF32:
+    return callText("tdsl_round_tf32", {IsDouble ? "float(" + F.S + ")" : F.S});
+  default: break;
+  }
+  return F;
+}
+
+Text ExprWriter::text(const Expr &E) {
+  switch (E->Kind) {
+  case ExprKind::IntImm: {
+    int64_t V = static_cast<const IntImmNode &>(*E).Value;
+    switch (E->Type) {
+    case DType::Bool: return primary(V ? "true" : "false");
+    case DType::I8: return callText("int8_t", {std::to_string(V)});
+    case DType::I32:
+      if (V == INT32_MIN)
+        return primary("INT32_MIN");
+      break;
+    default:
+      if (V == INT64_MIN)
+        return primary("INT64_MIN");
+      if (V < INT32_MIN || V > INT32_MAX)
+        return primary("INT64_C(" + std::to_string(V) + ")");
+      break;
+    }
+    return {std::to_string(V), V < 0 ? UnaryPrec : PrimaryPrec};
+  }
+  case ExprKind::FloatImm: {
+    double V = static_cast<const FloatImmNode &>(*E).Value;
+    bool IsDouble = E->Type == DType::F64;
+    std::string S;
+    if (std::isnan(V))
+      S = IsDouble ? "CUDART_NAN" : "CUDART_NAN_F";
+    else if (std::isinf(V))
+      S = std::string(V < 0 ? "-" : "") + (IsDouble ? "CUDART_INF" : "CUDART_INF_F");
+    else
+      S = decimal(V, !IsDouble) + (IsDouble ? "" : "f");
+    Text T{S, S[0] == '-' ? UnaryPrec : PrimaryPrec};
+    if (E->Type == DType::F16 || E->Type == DType::BF16)
+      return cast(DType::F32, E->Type, T); // exact: the value is representable
+    return T;
+  }
+  case ExprKind::Var: return primary(cName(static_cast<const VarNode &>(*E).Name));
+  case ExprKind::Load: {
+    const auto &N = static_cast<const LoadNode &>(*E);
+    const BufferRef &R = Buffers.lookup(N.Buffer);
+    if (!R.Buf || R.ByValue)
+      return primary(cName(N.Buffer));
+    return primary(cName(N.Buffer) + "[" + offset(*R.Buf, N.Indices) + "]");
+  }
+  case ExprKind::Unary: {
+    const auto &N = static_cast<const UnaryNode &>(*E);
+    if (N.Op == UnaryOp::Not)
+      return {"!" + str(N.A, UnaryPrec), UnaryPrec};
+    Text T{"-" + str(N.A, UnaryPrec), UnaryPrec};
+    if (N.Type == DType::I8)
+      return callText("int8_t", {T.S}); // wraps, as the interpreter
+    if (N.Type == DType::TF32)
+      return T; // exact
+    return T;
+  }
+  case ExprKind::Binary: return binaryText(static_cast<const BinaryNode &>(*E));
+  case ExprKind::Select: {
+    const auto &N = static_cast<const SelectNode &>(*E);
+    return {str(N.Cond, OrPrec) + " ? " + str(N.TrueValue, CondPrec) + " : " +
+                str(N.FalseValue, CondPrec),
+            CondPrec};
+  }
+  case ExprKind::Cast: {
+    const auto &N = static_cast<const CastNode &>(*E);
+    return cast(N.A->Type, N.Type, text(N.A));
+  }
+  case ExprKind::Call: return callIntrinsic(static_cast<const CallNode &>(*E));
+  }
+  return primary("0");
+}
+
+Text ExprWriter::binaryText(const BinaryNode &N) {
+  DType T = N.A->Type;
+  auto Infix = [&](const char *Op, int P) {
+    return Text{str(N.A, P) + " " + Op + " " + str(N.B, P - 1), P};
+  };
+  auto Call2 = [&](const std::string &Fn) { return callText(Fn, {str(N.A), str(N.B)}); };
+  switch (N.Op) {
+  case BinaryOp::Lt: return Infix("<", RelPrec);
+  case BinaryOp::Le: return Infix("<=", RelPrec);
+  case BinaryOp::Gt: return Infix(">", RelPrec);
+  case BinaryOp::Ge: return Infix(">=", RelPrec);
+  case BinaryOp::Eq: return Infix("==", EqPrec);
+  case BinaryOp::Ne: return Infix("!=", EqPrec);
+  case BinaryOp::And: return Infix("&&", AndPrec);
+  case BinaryOp::Or: return Infix("||", OrPrec);
+  default: break;
+  }
+  Text R;
+  if (isFloat(T)) {
+    bool D = T == DType::F64;
+    switch (N.Op) {
+    case BinaryOp::Add: R = Infix("+", AddPrec); break;
+    case BinaryOp::Sub: R = Infix("-", AddPrec); break;
+    case BinaryOp::Mul: R = Infix("*", MulPrec); break;
+    case BinaryOp::Div: R = Infix("/", MulPrec); break;
+    case BinaryOp::Mod: R = Call2(D ? "fmod" : "fmodf"); break;
+    // fminf/fmaxf: a NaN operand yields the other, as in the interpreter.
+    case BinaryOp::Min: R = Call2(D ? "fmin" : "fminf"); break;
+    case BinaryOp::Max: R = Call2(D ? "fmax" : "fmaxf"); break;
+    default: break;
+    }
+    if (T == DType::TF32) // f32 arithmetic rounded back, as the interpreter
+      return callText("tdsl_round_tf32", {R.S});
+    return R;
+  }
+  // Integers: i8 computes in int and wraps back on the way out.
+  std::string CT = T == DType::I8 ? "int" : type(T);
+  switch (N.Op) {
+  case BinaryOp::Add: R = Infix("+", AddPrec); break;
+  case BinaryOp::Sub: R = Infix("-", AddPrec); break;
+  case BinaryOp::Mul: R = Infix("*", MulPrec); break;
+  case BinaryOp::Div:
+    R = isPositive(N.B) ? Infix("/", MulPrec) : Call2("tdsl_div<" + CT + ">");
+    break;
+  case BinaryOp::Mod:
+    R = isPositive(N.B) ? Infix("%", MulPrec) : Call2("tdsl_mod<" + CT + ">");
+    break;
+  case BinaryOp::Min: R = Call2("tdsl_min<" + CT + ">"); break;
+  case BinaryOp::Max: R = Call2("tdsl_max<" + CT + ">"); break;
+  default: break;
+  }
+  if (T == DType::I8)
+    return callText("int8_t", {R.S});
+  return R;
+}
+
+Text ExprWriter::callIntrinsic(const CallNode &N) {
+  DType T = N.Args[0]->Type;
+  std::string X = str(N.Args[0]);
+  if (isWarpShuffle(N.Fn)) {
+    const char *Fn = N.Fn == Intrinsic::ShflXor    ? "__shfl_xor_sync"
+                     : N.Fn == Intrinsic::ShflDown ? "__shfl_down_sync"
+                     : N.Fn == Intrinsic::ShflUp   ? "__shfl_up_sync"
+                                                   : "__shfl_sync";
+    return callText(Fn, {"0xffffffffu", X, "int(" + str(N.Args[1]) + ")"});
+  }
+  Text R;
+  if (!isFloat(T)) {
+    std::string CT = type(T);
+    if (N.Fn == Intrinsic::Abs)
+      R = callText("tdsl_iabs<" + CT + ">", {X});
+    else
+      R = callText("tdsl_max<" + CT + ">", {X, CT + "(0)"});
+  } else {
+    bool D = T == DType::F64;
+    auto Math = [&](const char *Name) {
+      return callText(std::string(Name) + (D ? "" : "f"), {X});
+    };
+    switch (N.Fn) {
+    case Intrinsic::Exp: R = Math("exp"); break;
+    case Intrinsic::Log: R = Math("log"); break;
+    case Intrinsic::Sqrt: R = Math("sqrt"); break;
+    // 1 / sqrt, not rsqrtf: that one is approximate.
+    case Intrinsic::Rsqrt:
+      R = {std::string(D ? "1.0 / " : "1.0f / ") + Math("sqrt").S, MulPrec};
+      break;
+    case Intrinsic::Tanh: R = Math("tanh"); break;
+    case Intrinsic::Sigmoid: R = callText("tdsl_sigmoid", {X}); break;
+    case Intrinsic::Erf: R = Math("erf"); break;
+    case Intrinsic::Gelu: R = callText("tdsl_gelu", {X}); break;
+    case Intrinsic::Relu: R = callText(D ? "fmax" : "fmaxf", {X, D ? "0.0" : "0.0f"}); break;
+    case Intrinsic::Abs: R = callText(D ? "fabs" : "fabsf", {X}); break;
+    case Intrinsic::Pow: R = callText(D ? "pow" : "powf", {X, str(N.Args[1])}); break;
+    default: break;
+    }
+    if (T == DType::TF32)
+      R = callText("tdsl_round_tf32", {R.S});
+  }
+  return N.Type == T ? R : cast(T, N.Type, R);
+}
+
+//===----------------------------------------------------------------------===//
+// Launches
+//===----------------------------------------------------------------------===//
+
+/// Collects buffer and variable names an IR tree touches.
+class UseCollector : public IRVisitor {
+public:
+  std::vector<std::string> Buffers; ///< in first-use order
+  llvm::StringSet<> Stored, Vars, LocalBuffers;
+  std::vector<const ForNode *> BlockLoops;
+  int64_t BlockDim[3] = {1, 1, 1};
+  std::vector<const AllocateNode *> SharedAllocs;
+
+protected:
+  void use(const std::string &B) {
+    if (!llvm::is_contained(Buffers, B))
+      Buffers.push_back(B);
+  }
+  void visitVar(const VarNode &N) override { Vars.insert(N.Name); }
+  void visitLoad(const LoadNode &N) override {
+    use(N.Buffer);
+    IRVisitor::visitLoad(N);
+  }
+  void visitStore(const StoreNode &N) override {
+    use(N.Buffer);
+    Stored.insert(N.Buffer);
+    IRVisitor::visitStore(N);
+  }
+  void visitAsyncCopy(const AsyncCopyNode &N) override {
+    use(N.Src);
+    use(N.Dst);
+    Stored.insert(N.Dst);
+    IRVisitor::visitAsyncCopy(N);
+  }
+  void visitAllocate(const AllocateNode &N) override {
+    LocalBuffers.insert(N.Buf.Name);
+    if (N.Buf.Scope == MemScope::Shared)
+      SharedAllocs.push_back(&N);
+    IRVisitor::visitAllocate(N);
+  }
+  void visitFor(const ForNode &N) override {
+    if (isBlockLoop(N.Loop))
+      BlockLoops.push_back(&N);
+    int64_t Ext = asConstInt(N.Extent).value_or(1);
+    switch (N.Loop) {
+    case ForKind::ThreadX:
+    case ForKind::Lane: BlockDim[0] = std::max(BlockDim[0], Ext); break;
+    case ForKind::Warp: BlockDim[0] = std::max(BlockDim[0], Ext * 32); break;
+    case ForKind::ThreadY: BlockDim[1] = std::max(BlockDim[1], Ext); break;
+    case ForKind::ThreadZ: BlockDim[2] = std::max(BlockDim[2], Ext); break;
+    default: break;
+    }
+    IRVisitor::visitFor(N);
+  }
+};
+
+struct Launch {
+  Stmt Body;
+  unsigned Index = 0;
+  UseCollector Uses;
+  std::vector<const Buffer *> Globals; ///< the global buffers it touches, in order
+  Expr Grid[3];
+  int64_t SharedBytes = 0;
+  bool DynamicShared = false;
+  std::map<const AllocateNode *, int64_t> SharedOffsets;
+};
+
+/// One step of a launcher: allocate a global buffer, launch, or free.
+struct HostStep {
+  enum Kind { Alloc, Run, Free } K;
+  const Buffer *Buf = nullptr; ///< Alloc, Free
+  unsigned Launch = 0;         ///< Run
+  unsigned Temp = 0;           ///< Alloc, Free: its slot
+  unsigned Line = 0;
+};
+
+class FuncEmitter {
+public:
+  FuncEmitter(const Func &F, const CudaEmitOptions &Opts, llvm::raw_ostream &OS)
+      : F(F), Opts(Opts), OS(OS) {
+    for (const std::string &S : F.Sizes)
+      Sizes.insert(S);
+    for (const Buffer &B : F.Params)
+      Globals[B.Name] = &B;
+  }
+
+  /// Plans launches and host steps; an error message if the IR cannot be
+  /// emitted.
+  std::string analyze() {
+    std::string Err = walkTop(F.Body);
+    if (!Err.empty())
+      return Err;
+    for (Launch &L : Launches)
+      if (std::string E = analyzeLaunch(L); !E.empty())
+        return E;
+    return "";
+  }
+
+  void emitKernels();
+  void emitHost();
+
+private:
+  const Func &F;
+  const CudaEmitOptions &Opts;
+  llvm::raw_ostream &OS;
+  llvm::StringSet<> Sizes;
+  llvm::StringMap<const Buffer *> Globals;
+  std::vector<Launch> Launches;
+  std::vector<HostStep> Steps;
+  std::vector<const Buffer *> Temps;
+  // Kernel emission state.
+  unsigned Indent = 0;
+  unsigned CurLine = 0;
+  const Launch *Cur = nullptr;
+
+  std::string walkTop(const Stmt &S);
+  std::string analyzeLaunch(Launch &L);
+  std::string kernelName(const Launch &L) const {
+    return "tdsl_" + F.Name + "_k" + std::to_string(L.Index);
+  }
+  std::string camelName() const;
+
+  llvm::raw_ostream &line() { return OS.indent(Indent * 2); }
+  void lineComment(unsigned Line);
+  void emitStmt(const Stmt &S, ExprWriter &W, bool Last);
+  void emitBody(const Stmt &S, ExprWriter &W) {
+    ++Indent;
+    emitStmt(S, W, /*Last=*/true);
+    --Indent;
+  }
+  void emitFor(const ForNode &N, ExprWriter &W, bool Last);
+  void emitPlan();
+  void emitLauncher();
+  void emitLaunchInfo();
+};
+
+std::string FuncEmitter::walkTop(const Stmt &S) {
+  if (S->Kind == StmtKind::Block) {
+    for (const Stmt &Child : static_cast<const BlockNode &>(*S).Stmts)
+      if (std::string E = walkTop(Child); !E.empty())
+        return E;
+    return "";
+  }
+  if (S->Kind == StmtKind::Allocate) {
+    const auto &A = static_cast<const AllocateNode &>(*S);
+    if (A.Buf.Scope == MemScope::Global) {
+      unsigned Slot = Temps.size();
+      Temps.push_back(&A.Buf);
+      Globals[A.Buf.Name] = &A.Buf;
+      Steps.push_back({HostStep::Alloc, &A.Buf, 0, Slot, A.SrcLine});
+      std::string E = walkTop(A.Body);
+      Steps.push_back({HostStep::Free, &A.Buf, 0, Slot, A.SrcLine});
+      return E;
+    }
+  }
+  Launch L;
+  L.Body = S;
+  L.Index = Launches.size();
+  Steps.push_back({HostStep::Run, nullptr, L.Index, 0, S->SrcLine});
+  Launches.push_back(std::move(L));
+  return "";
+}
+
+std::string FuncEmitter::analyzeLaunch(Launch &L) {
+  L.Uses.visit(L.Body);
+  // Kernel parameters: the Func's tensors in signature order, then the
+  // temporaries in allocation order.
+  for (const Buffer &B : F.Params)
+    if (llvm::is_contained(L.Uses.Buffers, B.Name))
+      L.Globals.push_back(&B);
+  for (const Buffer *B : Temps)
+    if (llvm::is_contained(L.Uses.Buffers, B->Name) && !L.Uses.LocalBuffers.count(B->Name))
+      L.Globals.push_back(B);
+  for (const ForNode *B : L.Uses.BlockLoops) {
+    unsigned D = B->Loop == ForKind::BlockX ? 0 : B->Loop == ForKind::BlockY ? 1 : 2;
+    if (L.Grid[D])
+      return "launch " + std::to_string(L.Index) + " of '" + F.Name + "' binds " +
+             forKindName(B->Loop).str() + " twice";
+    UseCollector V;
+    V.visit(B->Extent);
+    for (const auto &Name : V.Vars)
+      if (!Sizes.count(Name.getKey()))
+        return "the grid of launch " + std::to_string(L.Index) + " of '" + F.Name +
+               "' depends on '" + Name.getKey().str() + "', not only on sizes";
+    L.Grid[D] = B->Extent;
+  }
+  for (Expr &G : L.Grid)
+    if (!G)
+      G = intImm(1);
+  // Shared tiles: static arrays up to the default 48 KiB; beyond that one
+  // dynamic buffer carved at 16-byte aligned offsets (no reuse yet).
+  for (const AllocateNode *A : L.Uses.SharedAllocs) {
+    int64_t Elems = 1;
+    for (unsigned D = 0; D < A->Buf.rank(); ++D) {
+      std::optional<int64_t> Ext = asConstInt(simplifyExpr(A->Buf.Shape[D]));
+      if (!Ext)
+        return "shared buffer '" + A->Buf.Name + "' has a non-constant shape";
+      Elems *= *Ext + (D < A->Buf.Padding.size() ? A->Buf.Padding[D] : 0);
+    }
+    L.SharedOffsets[A] = L.SharedBytes;
+    L.SharedBytes += (Elems * dtypeBytes(A->Buf.Type) + 15) / 16 * 16;
+  }
+  L.DynamicShared = L.SharedBytes > DefaultSharedBytes;
+  return "";
+}
+
+std::string FuncEmitter::camelName() const {
+  std::string S;
+  bool Up = true;
+  for (char C : F.Name) {
+    if (C == '_') {
+      Up = true;
+      continue;
+    }
+    S += Up ? static_cast<char>(std::toupper(static_cast<unsigned char>(C))) : C;
+    Up = false;
+  }
+  return S;
+}
+
+void FuncEmitter::lineComment(unsigned Line) {
+  if (!Line || Line == CurLine)
+    return;
+  CurLine = Line;
+  std::string Src;
+  if (Line <= Opts.SourceLines.size())
+    Src = Opts.SourceLines[Line - 1];
+  // Printable ASCII only, and no trailing '\' (it would splice the next line).
+  std::string Clean;
+  for (char C : Src)
+    Clean += (C >= 0x20 && C < 0x7f) ? C : (C == '\t' ? ' ' : '?');
+  size_t Begin = Clean.find_first_not_of(' ');
+  size_t End = Clean.find_last_not_of(" \\");
+  Clean = Begin == std::string::npos ? "" : Clean.substr(Begin, End - Begin + 1);
+  line() << "// line " << Line << (Clean.empty() ? "" : ": ") << Clean << "\n";
+}
+
+void FuncEmitter::emitFor(const ForNode &N, ExprWriter &W, bool Last) {
+  std::string V = cName(N.Var);
+  std::string Min = W.str(N.Min);
+  bool ZeroMin = asConstInt(N.Min) == 0;
+  auto Bind = [&](const std::string &Hw) {
+    return "const Index " + V + " = Index(" + Hw + ")" + (ZeroMin ? "" : " + " + W.str(N.Min, AddPrec)) + ";";
+  };
+  // Serial, unrolled and vectorized loops are C++ loops.
+  if (N.Loop == ForKind::Serial || N.Loop == ForKind::Unrolled ||
+      N.Loop == ForKind::Vectorized) {
+    if (N.Loop == ForKind::Unrolled)
+      line() << "#pragma unroll\n";
+    else if (N.Loop == ForKind::Vectorized)
+      line() << "#pragma unroll // vectorize: scalar code, unrolled\n";
+    else if (N.Unroll > 1)
+      line() << "#pragma unroll " << N.Unroll << "\n";
+    std::string End = ZeroMin ? W.str(N.Extent, RelPrec - 1)
+                              : W.str(simplifyExpr(add(N.Min, N.Extent)), RelPrec - 1);
+    line() << "for (" << W.type(DType::I64) << " " << V << " = "
+           << Min << "; " << V << " < " << End << "; ++" << V << ") {\n";
+    emitBody(N.Body, W);
+    line() << "}\n";
+    return;
+  }
+  // GPU loops bind their variable to the hardware index; threads beyond the
+  // loop's extent skip its body.
+  std::string Hw, Guard;
+  int64_t Ext = asConstInt(N.Extent).value_or(0);
+  switch (N.Loop) {
+  case ForKind::BlockX: Hw = "blockIdx.x"; break;
+  case ForKind::BlockY: Hw = "blockIdx.y"; break;
+  case ForKind::BlockZ: Hw = "blockIdx.z"; break;
+  case ForKind::ThreadX:
+    Hw = "threadIdx.x";
+    if (Ext < Cur->Uses.BlockDim[0])
+      Guard = "threadIdx.x < " + std::to_string(Ext);
+    break;
+  case ForKind::ThreadY:
+    Hw = "threadIdx.y";
+    if (Ext < Cur->Uses.BlockDim[1])
+      Guard = "threadIdx.y < " + std::to_string(Ext);
+    break;
+  case ForKind::ThreadZ:
+    Hw = "threadIdx.z";
+    if (Ext < Cur->Uses.BlockDim[2])
+      Guard = "threadIdx.z < " + std::to_string(Ext);
+    break;
+  case ForKind::Warp:
+    Hw = "threadIdx.x / 32";
+    if (Ext * 32 < Cur->Uses.BlockDim[0])
+      Guard = "threadIdx.x / 32 < " + std::to_string(Ext);
+    break;
+  case ForKind::Lane:
+    Hw = "threadIdx.x % 32";
+    if (Ext < 32 && Ext < Cur->Uses.BlockDim[0])
+      Guard = "threadIdx.x % 32 < " + std::to_string(Ext);
+    break;
+  default: break;
+  }
+  if (!Guard.empty()) {
+    line() << "if (" << Guard << ") {\n";
+    ++Indent;
+    line() << Bind(Hw) << "\n";
+    emitStmt(N.Body, W, true);
+    --Indent;
+    line() << "}\n";
+    return;
+  }
+  if (!Last) {
+    line() << "{\n";
+    ++Indent;
+  }
+  line() << Bind(Hw) << "\n";
+  emitStmt(N.Body, W, true);
+  if (!Last) {
+    --Indent;
+    line() << "}\n";
+  }
+}
+
+void FuncEmitter::emitStmt(const Stmt &S, ExprWriter &W, bool Last) {
+  lineComment(S->SrcLine);
+  // Declarations (lets, allocs) go into the current C++ scope when nothing
+  // follows them there, and into a { } scope of their own otherwise.
+  auto OpenScope = [&]() {
+    if (!Last) {
+      line() << "{\n";
+      ++Indent;
+    }
+  };
+  auto CloseScope = [&]() {
+    if (!Last) {
+      --Indent;
+      line() << "}\n";
+    }
+  };
+  switch (S->Kind) {
+  case StmtKind::Block: {
+    const auto &B = static_cast<const BlockNode &>(*S);
+    for (size_t I = 0; I < B.Stmts.size(); ++I)
+      emitStmt(B.Stmts[I], W, Last && I + 1 == B.Stmts.size());
+    return;
+  }
+  case StmtKind::For: emitFor(static_cast<const ForNode &>(*S), W, Last); return;
+  case StmtKind::If: {
+    const auto &N = static_cast<const IfNode &>(*S);
+    line() << "if (" << W.str(N.Cond) << ") {\n";
+    emitBody(N.Then, W);
+    if (N.Else) {
+      line() << "} else {\n";
+      emitBody(N.Else, W);
+    }
+    line() << "}\n";
+    return;
+  }
+  case StmtKind::Let: {
+    const auto &N = static_cast<const LetNode &>(*S);
+    OpenScope();
+    line() << "const " << W.type(N.Value->Type) << " " << cName(N.Var) << " = "
+           << W.str(N.Value) << ";\n";
+    emitStmt(N.Body, W, true);
+    CloseScope();
+    return;
+  }
+  case StmtKind::Store: {
+    const auto &N = static_cast<const StoreNode &>(*S);
+    const BufferRef &R = W.Buffers.lookup(N.Buffer);
+    std::string Off = R.Buf ? W.offset(*R.Buf, N.Indices) : "0";
+    line() << cName(N.Buffer) << "[" << Off << "] = " << W.str(N.Value) << ";\n";
+    return;
+  }
+  case StmtKind::Allocate: {
+    const auto &N = static_cast<const AllocateNode &>(*S);
+    const Buffer &B = N.Buf;
+    int64_t Elems = 1;
+    for (unsigned D = 0; D < B.rank(); ++D)
+      Elems *= asConstInt(simplifyExpr(B.Shape[D])).value_or(1) +
+               (D < B.Padding.size() ? B.Padding[D] : 0);
+    OpenScope();
+    std::string T = W.type(B.Type), Name = cName(B.Name);
+    if (B.Scope == MemScope::Shared && Cur->DynamicShared)
+      line() << T << " *const " << Name << " = reinterpret_cast<" << T << " *>(tdsl_smem + "
+             << Cur->SharedOffsets.at(&N) << ");\n";
+    else if (B.Scope == MemScope::Shared)
+      line() << "__shared__ __align__(16) " << T << " " << Name << "[" << Elems << "];\n";
+    else
+      line() << T << " " << Name << "[" << Elems << "];\n";
+    BufferRef Saved = W.Buffers.lookup(B.Name);
+    W.Buffers[B.Name] = {&B, false};
+    emitStmt(N.Body, W, true);
+    W.Buffers[B.Name] = Saved;
+    CloseScope();
+    return;
+  }
+  case StmtKind::Barrier: line() << "__syncthreads();\n"; return;
+  case StmtKind::AsyncCopy: {
+    // The data is visible only after the async_wait that retires it, so a
+    // plain copy computes the same; cp.async comes with the pipelining pass.
+    const auto &N = static_cast<const AsyncCopyNode &>(*S);
+    const BufferRef &D = W.Buffers.lookup(N.Dst), &Sr = W.Buffers.lookup(N.Src);
+    std::string DO = D.Buf ? W.offset(*D.Buf, N.DstIndices) : "0";
+    std::string SO = Sr.Buf ? W.offset(*Sr.Buf, N.SrcIndices) : "0";
+    line() << "for (int tdsl_e = 0; tdsl_e < " << N.Elems << "; ++tdsl_e) // async_copy\n";
+    line() << "  " << cName(N.Dst) << "[" << DO << " + tdsl_e] = " << cName(N.Src) << "["
+           << SO << " + tdsl_e];\n";
+    return;
+  }
+  case StmtKind::AsyncCommit: line() << "// async_commit (copies above are synchronous)\n"; return;
+  case StmtKind::AsyncWait: line() << "// async_wait (copies above are synchronous)\n"; return;
+  case StmtKind::Call: {
+    const auto &N = static_cast<const CallStmtNode &>(*S);
+    line() << "// unsupported call " << N.Name << "\n";
+    return;
+  }
+  }
+}
+
+void FuncEmitter::emitKernels() {
+  std::string Camel = camelName();
+  for (const Launch &L : Launches) {
+    Cur = &L;
+    CurLine = 0;
+    int64_t Threads = L.Uses.BlockDim[0] * L.Uses.BlockDim[1] * L.Uses.BlockDim[2];
+    std::string Const = "k" + Camel + "K" + std::to_string(L.Index) + "Threads";
+    OS << "\n// Launch " << L.Index << " of " << F.Name << ": a block of "
+       << L.Uses.BlockDim[0] << " x " << L.Uses.BlockDim[1] << " x " << L.Uses.BlockDim[2]
+       << " threads";
+    if (L.SharedBytes)
+      OS << ", " << L.SharedBytes << " bytes of shared memory";
+    OS << ".\n";
+    OS << "constexpr int " << Const << " = " << Threads << ";\n\n";
+    OS << "template <typename Index>\n";
+    OS << "__global__ void __launch_bounds__(" << Const << ")\n";
+    OS << kernelName(L) << "(";
+    ExprWriter W(Sizes, /*Host=*/false);
+    bool First = true;
+    auto Param = [&](const std::string &P) {
+      OS << (First ? "" : ", ") << P;
+      First = false;
+    };
+    for (const Buffer *B : L.Globals) {
+      std::string T = backend::deviceElementType(B->Type);
+      bool ByValue = B->Role == BufferRole::Input && B->rank() == 0;
+      W.Buffers[B->Name] = {B, ByValue};
+      if (ByValue)
+        Param(T + " " + cName(B->Name));
+      else
+        Param((L.Uses.Stored.count(B->Name) ? "" : "const ") + T + " *__restrict__ " +
+              cName(B->Name));
+    }
+    for (const std::string &S : F.Sizes)
+      Param("Index " + cName(S));
+    OS << ") {\n";
+    Indent = 1;
+    if (L.DynamicShared)
+      line() << "extern __shared__ __align__(16) unsigned char tdsl_smem[];\n";
+    emitStmt(L.Body, W, /*Last=*/true);
+    Indent = 0;
+    OS << "}\n";
+  }
+  Cur = nullptr;
+}
+
+//===----------------------------------------------------------------------===//
+// Host code
+//===----------------------------------------------------------------------===//
+
+void FuncEmitter::emitPlan() {
+  std::string Camel = camelName();
+  size_t NL = std::max<size_t>(Launches.size(), 1), NT = std::max<size_t>(Temps.size(), 1);
+  OS << "\n// What " << F.Name << " needs for given sizes: launch shapes, temporary\n"
+     << "// buffers and the index type; shared by the launcher and the query.\n";
+  OS << "struct " << Camel << "Plan {\n"
+     << "  tdsl_launch_info launches[" << NL << "];\n"
+     << "  size_t temp_bytes[" << NT << "];\n"
+     << "  bool index64;\n"
+     << "};\n\n";
+  OS << "tdsl_status plan" << Camel << "(";
+  std::string SP = backend::sizeParams(F);
+  OS << SP << (SP.empty() ? "" : ", ") << Camel << "Plan *plan) {\n";
+  ExprWriter W(Sizes, /*Host=*/true);
+  if (!F.Sizes.empty()) {
+    std::string Small, Large;
+    for (const std::string &S : F.Sizes) {
+      Small += (Small.empty() ? "" : " || ") + cName(S) + " < 1";
+      Large += (Large.empty() ? "" : " || ") + cName(S) + " > kMaxSize";
+    }
+    OS << "  if (" << Small << ")\n    return TDSL_ERROR_INVALID_SIZE;\n";
+    OS << "  if (" << Large << ")\n    return TDSL_ERROR_TOO_LARGE;\n";
+  }
+  // Dimensions that are not plain sizes or constants must come out >= 1.
+  std::vector<std::string> Checked;
+  auto CheckDims = [&](const Buffer &B) {
+    for (const Expr &D : B.Shape) {
+      if (W.isPositive(D))
+        continue;
+      std::string S = W.str(D, RelPrec - 1);
+      if (llvm::is_contained(Checked, S))
+        continue;
+      Checked.push_back(S);
+      OS << "  if (" << S << " < 1)\n    return TDSL_ERROR_INVALID_SIZE;\n";
+    }
+  };
+  for (const Buffer &B : F.Params)
+    CheckDims(B);
+  for (const Buffer *B : Temps)
+    CheckDims(*B);
+  // Element counts: overflow is TOO_LARGE; 2^31 or more needs 64-bit indices.
+  OS << "  int64_t elems = 1;\n  plan->index64 = false;\n";
+  auto Count = [&](const Buffer &B, const std::string &What, int Temp) {
+    OS << "  // " << What << " " << B.Name << ": " << dtypeName(B.Type);
+    if (B.rank()) {
+      OS << "[";
+      for (unsigned D = 0; D < B.rank(); ++D)
+        OS << (D ? ", " : "") << toString(B.Shape[D]);
+      OS << "]";
+    }
+    OS << "\n";
+    if (B.rank() == 0 && Temp < 0)
+      return;
+    OS << "  if (!tdsl_element_count({";
+    for (unsigned D = 0; D < B.rank(); ++D)
+      OS << (D ? ", " : "") << W.str(B.Shape[D]);
+    if (!B.rank())
+      OS << "1";
+    OS << "}, &elems))\n    return TDSL_ERROR_TOO_LARGE;\n";
+    OS << "  plan->index64 |= elems > INT32_MAX;\n";
+    if (Temp >= 0)
+      OS << "  plan->temp_bytes[" << Temp << "] = size_t(elems) * sizeof("
+         << backend::hostElementType(B.Type) << ");\n";
+  };
+  for (const Buffer &B : F.Params)
+    Count(B, B.Role == BufferRole::Input ? "input" : "output", -1);
+  for (size_t I = 0; I < Temps.size(); ++I)
+    Count(*Temps[I], "temporary", static_cast<int>(I));
+  for (const Launch &L : Launches) {
+    OS << "  // launch " << L.Index << "\n";
+    OS << "  if (!tdsl_set_launch(&plan->launches[" << L.Index << "], " << W.str(L.Grid[0])
+       << ", " << W.str(L.Grid[1]) << ", " << W.str(L.Grid[2]) << ", " << L.Uses.BlockDim[0]
+       << ", " << L.Uses.BlockDim[1] << ", " << L.Uses.BlockDim[2] << ", "
+       << (L.DynamicShared ? L.SharedBytes : 0) << "))\n    return TDSL_ERROR_TOO_LARGE;\n";
+    OS << "  plan->index64 |= tdsl_thread_count(plan->launches[" << L.Index
+       << "]) > INT32_MAX;\n";
+  }
+  OS << "  return TDSL_SUCCESS;\n}\n";
+}
+
+void FuncEmitter::emitLauncher() {
+  std::string Camel = camelName();
+  OS << "\n// " << backend::tdslSignature(F) << "\n";
+  OS << "extern \"C\" " << backend::launcherPrototype(F) << " {\n";
+  OS << "  " << Camel << "Plan plan;\n";
+  std::string SA = backend::sizeArgs(F);
+  OS << "  tdsl_status status = plan" << Camel << "(" << SA << (SA.empty() ? "" : ", ")
+     << "&plan);\n";
+  OS << "  if (status != TDSL_SUCCESS)\n    return status;\n";
+  std::string Null, Align;
+  for (const Buffer &B : F.Params) {
+    if (B.Role == BufferRole::Input && B.rank() == 0)
+      continue;
+    std::string N = cName(B.Name);
+    Null += (Null.empty() ? "" : " || ") + ("!" + N);
+    Align += std::string(Align.empty() ? "" : " ||\n      ") + "!tdsl_is_aligned(" + N +
+             ", alignof(" + backend::hostElementType(B.Type) + "))";
+  }
+  if (!Null.empty()) {
+    OS << "  if (" << Null << ")\n    return TDSL_ERROR_NULL_POINTER;\n";
+    OS << "  if (" << Align << ")\n    return TDSL_ERROR_MISALIGNED_POINTER;\n";
+  }
+  size_t NT = std::max<size_t>(Temps.size(), 1);
+  if (!Temps.empty())
+    OS << "  // Temporaries live on the stream between the launches that use them.\n"
+       << "  void *temps[" << NT << "] = {};\n";
+  unsigned Depth = 1;
+  auto Ind = [&]() -> llvm::raw_ostream & { return OS.indent(Depth * 2); };
+  std::string Fail = Temps.empty() ? "status"
+                                   : "tdsl_release(temps, " + std::to_string(NT) +
+                                         ", stream, status)";
+  for (const HostStep &S : Steps) {
+    switch (S.K) {
+    case HostStep::Alloc: {
+      std::string T = backend::deviceElementType(S.Buf->Type);
+      Ind() << "{\n";
+      ++Depth;
+      Ind() << "status = tdsl_malloc_async(&temps[" << S.Temp << "], plan.temp_bytes[" << S.Temp
+            << "], stream);\n";
+      Ind() << "if (status != TDSL_SUCCESS)\n";
+      Ind() << "  return " << Fail << ";\n";
+      Ind() << T << " *const " << cName(S.Buf->Name) << " = static_cast<" << T
+            << " *>(temps[" << S.Temp << "]);\n";
+      break;
+    }
+    case HostStep::Free:
+      Ind() << "status = tdsl_free_async(&temps[" << S.Temp << "], stream);\n";
+      Ind() << "if (status != TDSL_SUCCESS)\n";
+      Ind() << "  return " << Fail << ";\n";
+      --Depth;
+      Ind() << "}\n";
+      break;
+    case HostStep::Run: {
+      const Launch &L = Launches[S.Launch];
+      if (S.Line && S.Line <= Opts.SourceLines.size()) {
+        std::string Src = Opts.SourceLines[S.Line - 1];
+        size_t B = Src.find_first_not_of(" \t");
+        Src = B == std::string::npos ? "" : Src.substr(B);
+        std::string Clean;
+        for (char C : Src)
+          Clean += (C >= 0x20 && C < 0x7f) ? C : '?';
+        while (!Clean.empty() && (Clean.back() == ' ' || Clean.back() == '\\'))
+          Clean.pop_back();
+        Ind() << "// line " << S.Line << ": " << Clean << "\n";
+      }
+      auto Args = [&](const char *IndexType) {
+        std::string A;
+        for (const Buffer *B : L.Globals) {
+          std::string N = cName(B->Name), DT = backend::deviceElementType(B->Type);
+          bool IsParam = F.findParam(B->Name) != nullptr;
+          bool Const = !L.Uses.Stored.count(B->Name);
+          std::string V = N;
+          if (IsParam && B->Role == BufferRole::Input && B->rank() == 0) {
+            if (B->Type == DType::F16)
+              V = "tdsl_as_half(" + N + ")";
+            else if (B->Type == DType::BF16)
+              V = "tdsl_as_bfloat16(" + N + ")";
+          } else if (IsParam && (B->Type == DType::F16 || B->Type == DType::BF16)) {
+            V = "reinterpret_cast<" + std::string(Const ? "const " : "") + DT + " *>(" + N + ")";
+          }
+          A += (A.empty() ? "" : ", ") + V;
+        }
+        for (const std::string &Sz : F.Sizes)
+          A += (A.empty() ? "" : ", ") + (IndexType + ("(" + cName(Sz) + ")"));
+        return A;
+      };
+      std::string K = kernelName(L), Info = "plan.launches[" + std::to_string(L.Index) + "]";
+      Ind() << "status = plan.index64\n";
+      Ind() << "    ? tdsl_launch(" << K << "<int64_t>, " << Info << ", stream"
+            << (L.Globals.empty() && F.Sizes.empty() ? "" : ", ") << Args("int64_t") << ")\n";
+      Ind() << "    : tdsl_launch(" << K << "<int32_t>, " << Info << ", stream"
+            << (L.Globals.empty() && F.Sizes.empty() ? "" : ", ") << Args("int32_t") << ");\n";
+      Ind() << "if (status != TDSL_SUCCESS)\n";
+      Ind() << "  return " << Fail << ";\n";
+      break;
+    }
+    }
+  }
+  OS << "  return TDSL_SUCCESS;\n}\n";
+}
+
+void FuncEmitter::emitLaunchInfo() {
+  std::string Camel = camelName();
+  size_t N = Launches.size();
+  OS << "\nextern \"C\" " << backend::launchInfoPrototype(F) << " {\n";
+  OS << "  " << Camel << "Plan plan;\n";
+  std::string SA = backend::sizeArgs(F);
+  OS << "  tdsl_status status = plan" << Camel << "(" << SA << (SA.empty() ? "" : ", ")
+     << "&plan);\n";
+  OS << "  if (status != TDSL_SUCCESS)\n    return status;\n";
+  OS << "  if (!num_launches || (max_infos > 0 && !infos))\n"
+     << "    return TDSL_ERROR_NULL_POINTER;\n";
+  OS << "  *num_launches = " << N << ";\n";
+  OS << "  for (int i = 0; i < " << N << " && i < max_infos; ++i)\n"
+     << "    infos[i] = plan.launches[i];\n";
+  OS << "  return TDSL_SUCCESS;\n}\n";
+}
+
+void FuncEmitter::emitHost() {
+  OS << "\nnamespace {\n";
+  emitPlan();
+  OS << "} // namespace\n";
+  emitLauncher();
+  emitLaunchInfo();
+}
+
+} // namespace
+
+unsigned parseCudaArch(llvm::StringRef Arch) {
+  static const char *const Known[] = {"sm_75", "sm_80", "sm_86", "sm_87", "sm_89",
+                                      "sm_90", "sm_90a", "sm_100", "sm_100a", "sm_120"};
+  for (const char *K : Known)
+    if (Arch == K) {
+      unsigned V = 0;
+      Arch.drop_front(3).take_while([](char C) { return C >= '0' && C <= '9'; }).getAsInteger(10, V);
+      return V;
+    }
+  return 0;
+}
+
+std::string emitCuda(const Module &M, const CudaEmitOptions &Opts, llvm::raw_ostream &OS) {
+  std::string Body;
+  llvm::raw_string_ostream BS(Body);
+  for (const Func &F : M.Funcs) {
+    FuncEmitter E(F, Opts, BS);
+    if (std::string Err = E.analyze(); !Err.empty())
+      return Err;
+    BS << "\n//===-- " << backend::tdslSignature(F) << "\n";
+    E.emitKernels();
+    E.emitHost();
+  }
+  OS << "// " << backend::bannerText(Opts) << "\n"
+     << "// Target: " << Opts.Arch << ". Each kernel is a template on its index type;\n"
+     << "// the launcher picks int32_t when every tensor and launch has fewer than\n"
+     << "// 2^31 elements (threads). Outputs must not overlap inputs or each other.\n"
+     << "#include <tdsl/runtime.h>\n\n"
+     << "#include <cuda_bf16.h>\n#include <cuda_fp16.h>\n#include <cuda_runtime.h>\n"
+     << "#include <math_constants.h>\n\n"
+     << "#include <initializer_list>\n#include <stdint.h>\n#include <type_traits>\n";
+  OS << Prelude;
+  OS << BS.str();
+  return "";
+}
+
+} // namespace tdsl

@@ -1,0 +1,58 @@
+//===- CudaEmitter.h - Loop IR to CUDA C++ kernels, launchers and header --===//
+//
+// The backend: after the pipeline, each top-level launch of a Func (a
+// statement holding block loops; any other non-alloc statement is a launch
+// of one thread) becomes one __global__ kernel template on its index type,
+// tdsl_<func>_k<i><Index>; global allocs become cudaMallocAsync /
+// cudaFreeAsync in the host launcher tdsl_<func>(), which checks sizes,
+// pointers and grid limits, picks 32-bit indexing when every tensor and
+// every launch has fewer than 2^31 elements (threads), launches in order on
+// the caller's stream and never synchronizes, exits or prints. The kernels
+// compute exactly what ir/Interpreter.cpp computes (math library rounding
+// aside): integer division by zero gives 0, float to int rounds to nearest
+// even and saturates, f16/bf16 convert with one rounding, fminf/fmaxf.
+//
+// Output is deterministic: the same IR and options give the same bytes.
+//
+// Tests: test/backend/*.test
+//
+//===----------------------------------------------------------------------===//
+#ifndef TDSL_BACKEND_CUDAEMITTER_H
+#define TDSL_BACKEND_CUDAEMITTER_H
+
+#include "ir/IR.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+#include <vector>
+
+namespace tdsl {
+
+struct CudaEmitOptions {
+  std::string Version;     ///< tdslc's version, for the banner
+  std::string InputName;   ///< the .tdsl file's basename (never a path)
+  std::string CommandLine; ///< the normalized command line, for the banner
+  std::string Arch = "sm_90";
+  /// The .tdsl source, one entry per line (line L is SourceLines[L - 1]);
+  /// statements carrying line L get a "// line L: <text>" comment.
+  std::vector<std::string> SourceLines;
+  /// The header's include-guard stem; derived from InputName if empty.
+  std::string GuardName;
+};
+
+/// Writes the .cu for M. Returns an empty string, or a message saying which
+/// construct the backend cannot express (nothing usable was written then).
+std::string emitCuda(const ir::Module &M, const CudaEmitOptions &Opts, llvm::raw_ostream &OS);
+
+/// Writes the C header (valid C11 and C++) declaring each Func's launcher
+/// and launch-info query.
+void emitHeader(const ir::Module &M, const CudaEmitOptions &Opts, llvm::raw_ostream &OS);
+
+/// "sm_90" -> 90; 0 if Arch is not an architecture tdslc targets (sm_75
+/// and newer).
+unsigned parseCudaArch(llvm::StringRef Arch);
+
+} // namespace tdsl
+
+#endif // TDSL_BACKEND_CUDAEMITTER_H

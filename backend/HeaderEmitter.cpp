@@ -1,0 +1,41 @@
+//===- HeaderEmitter.cpp - The C header declaring a module's launchers ----===//
+//
+// Valid C11 and C++: the launchers have C linkage and take only C types
+// (tdsl_f16 and tdsl_bf16 for 16-bit floats, int64_t sizes).
+//
+//===----------------------------------------------------------------------===//
+#include "backend/CudaEmitter.h"
+#include "backend/Signature.h"
+
+#include <cctype>
+
+namespace tdsl {
+
+using namespace ir;
+
+void emitHeader(const Module &M, const CudaEmitOptions &Opts, llvm::raw_ostream &OS) {
+  std::string Stem = Opts.GuardName.empty() ? Opts.InputName : Opts.GuardName;
+  std::string Guard = "TDSL_GENERATED_";
+  for (char C : Stem)
+    Guard += std::isalnum(static_cast<unsigned char>(C))
+                 ? static_cast<char>(std::toupper(static_cast<unsigned char>(C)))
+                 : '_';
+  Guard += "_H";
+  OS << "/* " << backend::bannerText(Opts) << " */\n"
+     << "#ifndef " << Guard << "\n#define " << Guard << "\n\n"
+     << "#include <tdsl/runtime.h>\n\n"
+     << "#ifdef __cplusplus\nextern \"C\" {\n#endif\n";
+  for (const Func &F : M.Funcs) {
+    OS << "\n/* " << backend::tdslSignature(F) << "\n"
+       << " *\n"
+       << " * Enqueues the kernel on `stream` (never synchronizes). Sizes must be >= 1;\n"
+       << " * tensors are dense, row-major, aligned to their element type, and the\n"
+       << " * outputs overlap neither the inputs nor each other. The _launch_info query\n"
+       << " * reports the launches' shapes for given sizes without launching. */\n";
+    OS << backend::launcherPrototype(F) << ";\n";
+    OS << backend::launchInfoPrototype(F) << ";\n";
+  }
+  OS << "\n#ifdef __cplusplus\n} /* extern \"C\" */\n#endif\n\n#endif /* " << Guard << " */\n";
+}
+
+} // namespace tdsl
