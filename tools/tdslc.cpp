@@ -25,6 +25,7 @@
 #include "tools/Report.h"
 #include "tools/Toolchain.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -55,12 +56,14 @@ cl::opt<std::string> OutputFilename("o", cl::desc("Output file (default: stdout)
                                     cl::cat(TdslcCategory));
 
 /// The stage whose text tdslc writes.
-enum class EmitKind { AST, IR, CUDA, Header, Obj, Report };
+enum class EmitKind { AST, IR, Loops, CUDA, Header, Obj, Report };
 
 cl::opt<EmitKind> Emit(
-    "emit", cl::desc("What to write"), cl::init(EmitKind::IR),
+    "emit", cl::desc("What to write"), cl::init(EmitKind::Loops),
     cl::values(clEnumValN(EmitKind::AST, "ast", "The checked syntax tree"),
-               clEnumValN(EmitKind::IR, "ir", "The loop IR after the pass pipeline"),
+               clEnumValN(EmitKind::IR, "ir",
+                          "The loop IR as lowered: one loop nest per statement, before any pass"),
+               clEnumValN(EmitKind::Loops, "loops", "The loop IR after the pass pipeline"),
                clEnumValN(EmitKind::CUDA, "cuda",
                           "CUDA C++ kernels and C launchers (the default for -o *.cu)"),
                clEnumValN(EmitKind::Header, "header", "The C header declaring the launchers"),
@@ -124,6 +127,19 @@ cl::opt<bool> WriteDepfile("MD", cl::desc("Also write a make depfile for the -o 
 cl::opt<std::string> DepfileName("MF", cl::desc("The depfile -MD writes (default: -o's name "
                                                 "with .d)"),
                                  cl::value_desc("file"), cl::cat(TdslcCategory));
+
+cl::opt<std::string> PrintIRAfter("print-ir-after",
+                                  cl::desc("Print the IR to stderr after the named pass"),
+                                  cl::value_desc("pass"), cl::cat(TdslcCategory));
+
+cl::opt<bool> PrintIRAfterAll("print-ir-after-all",
+                              cl::desc("Print the IR to stderr after lowering and every pass"),
+                              cl::cat(TdslcCategory));
+
+cl::list<std::string> DisabledPasses("disable-pass",
+                                     cl::desc("Leave a pass out of the pipeline (repeatable)"),
+                                     cl::value_desc("pass"), cl::CommaSeparated,
+                                     cl::cat(TdslcCategory));
 
 cl::opt<std::string> DumpDir("dump-dir",
                              cl::desc("Write the IR after lowering and after each pass to "
@@ -211,12 +227,20 @@ ir::Module compileToIR(const ast::Module &M, const std::vector<std::string> &Pip
   Verify("lowering");
   unsigned Stage = 0;
   dumpIR(IR, Stage++, "lower");
+  auto PrintAfter = [&](StringRef Stage) {
+    if (!PrintIRAfterAll && PrintIRAfter != Stage)
+      return;
+    errs() << "// -----// IR Dump After " << Stage << " //----- //\n";
+    ir::printModule(IR, errs());
+  };
+  PrintAfter("lower");
   for (const std::string &Name : Pipeline) {
     const PassInfo *P = findPass(Name);
     for (ir::Func &F : IR.Funcs)
       P->Run(F);
     Verify(P->Name);
     dumpIR(IR, Stage++, P->Name);
+    PrintAfter(P->Name);
   }
   return IR;
 }
@@ -397,6 +421,18 @@ int main(int Argc, char **Argv) {
     return 1;
   }
   std::vector<std::string> Pipeline = defaultPipeline(static_cast<int>(OptLevel));
+  for (const std::string &Name : DisabledPasses) {
+    if (!findPass(Name)) {
+      errs() << "tdslc: error: unknown pass '" << Name << "' in --disable-pass (see --list-passes)\n";
+      return 1;
+    }
+    llvm::erase_value(Pipeline, Name);
+  }
+  if (!PrintIRAfter.empty() && PrintIRAfter != "lower" && !findPass(PrintIRAfter)) {
+    errs() << "tdslc: error: unknown pass '" << PrintIRAfter
+           << "' in --print-ir-after (see --list-passes; 'lower' is the lowering)\n";
+    return 1;
+  }
   ExePath = mainExecutablePath(Argv[0]);
   if (PrintIncludeDir) {
     outs() << tdslIncludeDir(ExePath) << "\n";
@@ -486,6 +522,10 @@ int main(int Argc, char **Argv) {
   case EmitKind::AST:
     return writeOutput([&](raw_ostream &OS) { printAST(*M, OS); });
   case EmitKind::IR: {
+    ir::Module IR = compileToIR(*M, {}, Diags);
+    return writeOutput([&](raw_ostream &OS) { ir::printModule(IR, OS); });
+  }
+  case EmitKind::Loops: {
     ir::Module IR = compileToIR(*M, Pipeline, Diags);
     return writeOutput([&](raw_ostream &OS) { ir::printModule(IR, OS); });
   }

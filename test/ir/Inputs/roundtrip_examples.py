@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""print -> parse -> print is the identity for every example, at -O0 and -O2.
+"""print -> parse -> print is the identity for every example's IR.
 
-tdslc prints each example's loop IR; tdsl-opt (no passes) parses and prints
+tdslc prints each example's loop IR as lowered (--emit=ir) and after the
+pipeline at -O0 and -O2 (--emit=loops); tdsl-opt (no passes) parses and prints
 it again; the two texts must be byte-identical, and so must a second pass.
 """
 import os
@@ -21,11 +22,11 @@ count = 0
 for name in sorted(os.listdir(examples)):
     if not name.endswith(".tdsl"):
         continue
-    for level in ("-O0", "-O2"):
-        first = run(["tdslc", os.path.join(examples, name), "--emit=ir", level])
+    for stage in (["--emit=ir"], ["--emit=loops", "-O0"], ["--emit=loops", "-O2"]):
+        first = run(["tdslc", os.path.join(examples, name)] + stage)
         second = run(["tdsl-opt", "-"], first)
         third = run(["tdsl-opt", "-"], second)
         if not (first == second == third):
-            sys.exit(f"FAIL: {name} {level}: the IR changed in a round trip")
+            sys.exit(f"FAIL: {name} {' '.join(stage)}: the IR changed in a round trip")
         count += 1
 print(f"{count} round trips ok")
