@@ -264,6 +264,24 @@ CudaEmitOptions cudaEmitOptions(SourceMgr &SM, unsigned BufferID) {
   return Opts;
 }
 
+/// Writes the C header of IR to --header; false (with the error printed)
+/// if it cannot be written.
+bool writeHeaderFile(const ir::Module &IR, const CudaEmitOptions &Opts) {
+  std::error_code EC;
+  ToolOutputFile Header(HeaderFilename, EC, sys::fs::OF_Text);
+  if (!EC) {
+    emitHeader(IR, Opts, Header.os());
+    Header.os().flush();
+  }
+  if (EC || Header.os().has_error()) {
+    errs() << "tdslc: error: cannot write '" << HeaderFilename << "'\n";
+    Header.os().clear_error();
+    return false;
+  }
+  Header.keep();
+  return true;
+}
+
 int emitCudaFiles(const ir::Module &IR, SourceMgr &SM, unsigned BufferID, bool HeaderOnly) {
   CudaEmitOptions Opts = cudaEmitOptions(SM, BufferID);
   if (HeaderOnly)
@@ -275,20 +293,8 @@ int emitCudaFiles(const ir::Module &IR, SourceMgr &SM, unsigned BufferID, bool H
     errs() << "tdslc: error: cannot emit CUDA: " << Problem << "\n";
     return 1;
   }
-  if (!HeaderFilename.empty()) {
-    std::error_code EC;
-    ToolOutputFile Header(HeaderFilename, EC, sys::fs::OF_Text);
-    if (!EC) {
-      emitHeader(IR, Opts, Header.os());
-      Header.os().flush();
-    }
-    if (EC || Header.os().has_error()) {
-      errs() << "tdslc: error: cannot write '" << HeaderFilename << "'\n";
-      Header.os().clear_error();
-      return 1;
-    }
-    Header.keep();
-  }
+  if (!HeaderFilename.empty() && !writeHeaderFile(IR, Opts))
+    return 1;
   return writeOutput([&](raw_ostream &OS) { OS << CS.str(); });
 }
 
@@ -380,20 +386,8 @@ int compileWithNvcc(const ast::Module &AST, const ir::Module &IR, SourceMgr &SM,
     R.Ptxas = parsePtxasVerbose(Run.Output);
     return writeOutput([&](raw_ostream &OS) { printReport(AST, IR, R, OS); });
   }
-  if (!HeaderFilename.empty()) {
-    std::error_code EC;
-    ToolOutputFile Header(HeaderFilename, EC, sys::fs::OF_Text);
-    if (!EC) {
-      emitHeader(IR, Opts, Header.os());
-      Header.os().flush();
-    }
-    if (EC || Header.os().has_error()) {
-      errs() << "tdslc: error: cannot write '" << HeaderFilename << "'\n";
-      Header.os().clear_error();
-      return 1;
-    }
-    Header.keep();
-  }
+  if (!HeaderFilename.empty() && !writeHeaderFile(IR, Opts))
+    return 1;
   return writeDepfileIfAsked();
 }
 

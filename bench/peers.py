@@ -1,0 +1,233 @@
+#!/usr/bin/env python3
+"""Python-only peers (torch eager, torch.compile, Triton, SDPA) next to the
+tdslc kernels, on the same torch tensors; adds columns to tdsl-bench's table.
+
+    python3 bench/peers.py --tdslc build/bin/tdslc [--bench-json bench.json]
+        [--json peers.json] [--out DIR] [--budget-s 4] [--quick]
+
+The tdslc kernels are built from bench/suite/*.tdsl into shared libraries
+(tdsl_py.Builder) and called through ctypes on torch's current stream.
+Without torch (or without a GPU) it says so plainly and exits 0 having
+measured nothing: the C++ table stands alone."""
+import argparse
+import ctypes
+import json
+import os
+import statistics
+import sys
+
+from tdsl_py import REPO, Builder
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+
+def median_ms(fn, budget_s, target_s=0.5):
+    """Median of single launches timed with CUDA events; None if one launch
+    takes over budget_s (then it is not repeated)."""
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    fn()
+    s.record(); fn(); e.record(); torch.cuda.synchronize()
+    first = s.elapsed_time(e)
+    if first > budget_s * 1e3:
+        return None
+    iters = int(min(200, max(3, target_s * 1e3 / max(first, 1e-3))))
+    times = []
+    for _ in range(iters):
+        s.record(); fn(); e.record(); e.synchronize()
+        times.append(s.elapsed_time(e))
+    return statistics.median(times)
+
+
+def triton_matmul():
+    """A plain Triton GEMM (one fixed 128x128x64 tile config, not autotuned)."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def kernel(a, b, c, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+        pm, pn = tl.program_id(0), tl.program_id(1)
+        rm = pm * BM + tl.arange(0, BM)
+        rn = pn * BN + tl.arange(0, BN)
+        rk = tl.arange(0, BK)
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for k0 in range(0, K, BK):
+            x = tl.load(a + rm[:, None] * K + (k0 + rk)[None, :],
+                        mask=(rm[:, None] < M) & ((k0 + rk)[None, :] < K), other=0.0)
+            y = tl.load(b + (k0 + rk)[:, None] * N + rn[None, :],
+                        mask=((k0 + rk)[:, None] < K) & (rn[None, :] < N), other=0.0)
+            acc += tl.dot(x, y)
+        tl.store(c + rm[:, None] * N + rn[None, :], acc.to(c.dtype.element_ty),
+                 mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+    def run(A, B, C):
+        M, K = A.shape
+        N = B.shape[1]
+        kernel[(triton.cdiv(M, 128), triton.cdiv(N, 128))](A, B, C, M, N, K, BM=128, BN=128,
+                                                           BK=64, num_warps=8, num_stages=3)
+    return run
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tdslc", required=True)
+    ap.add_argument("--json", default="peers.json")
+    ap.add_argument("--out", default="bench-out/peers")
+    ap.add_argument("--budget-s", type=float, default=4.0)
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args()
+    if torch is None:
+        print("peers.py: torch is not installed here: the torch eager, torch.compile, Triton "
+              "and SDPA columns are skipped (nothing measured)")
+        return 0
+    if not torch.cuda.is_available():
+        print("peers.py: torch sees no CUDA device: the Python peer columns are skipped")
+        return 0
+    b = Builder(args.tdslc, args.out)
+    libs = {}
+
+    def tdsl(kernel):
+        if kernel not in libs:
+            src = os.path.join(REPO, "bench", "suite", kernel + ".tdsl")
+            libs[kernel] = ctypes.CDLL(b.build(src, kernel))
+        fn = getattr(libs[kernel], "tdsl_" + kernel)
+        fn.restype = ctypes.c_int
+        return fn
+
+    def call(kernel, *a):
+        """Launch through ctypes: tensors by data_ptr, ints as int64, floats
+        as float, torch's current stream."""
+        conv = []
+        for x in a:
+            if isinstance(x, torch.Tensor):
+                conv.append(ctypes.c_void_p(x.data_ptr()))
+            elif isinstance(x, float):
+                conv.append(ctypes.c_float(x))
+            else:
+                conv.append(ctypes.c_int64(x))
+        conv.append(ctypes.c_void_p(torch.cuda.current_stream().cuda_stream))
+        st = tdsl(kernel)(*conv)
+        if st != 0:
+            raise RuntimeError(f"tdsl_{kernel} returned status {st}")
+
+    dev = "cuda"
+    r = lambda *s, dt=torch.float16: (torch.rand(*s, device=dev, dtype=torch.float32) * 2 - 1).to(dt)
+    rows = []
+    n = 256 if args.quick else 4096
+    R = 257 if args.quick else 8192
+    compiled = {}
+
+    def tc(name, f):
+        if name not in compiled:
+            compiled[name] = torch.compile(f)
+        return compiled[name]
+
+    def measure(kernel, shape, dtype, flops, nbytes, tdsl_fn, peers, ref_out, tdsl_out, tol):
+        row = {"kernel": kernel, "shape": shape, "dtype": dtype, "flops": flops, "bytes": nbytes,
+               "peers": {}}
+        tdsl_out.fill_(float("nan"))
+        try:
+            tdsl_fn()
+            torch.cuda.synchronize()
+            ref = ref_out.double()
+            err = ((tdsl_out.double() - ref).abs() / (ref.abs() + ref.abs().mean())).max().item()
+            row["max_err"] = err
+            ok = err <= tol  # NaN fails
+            row["tdsl_ms"] = median_ms(tdsl_fn, args.budget_s) if ok else None
+            row["status"] = "ok" if ok else f"FAIL: error {err:.3g} > {tol}"
+            if ok and row["tdsl_ms"] is None:
+                row["status"] = "skipped: naive kernel over time budget"
+        except Exception as ex:  # one kernel failing must not hide the others
+            row["status"] = f"FAIL: {ex}"
+        for name, fn in peers.items():
+            try:
+                row["peers"][name] = median_ms(fn, args.budget_s)
+            except Exception as ex:
+                row["peers"][name] = None
+                row["peers_error"] = row.get("peers_error", "") + f"{name}: {type(ex).__name__}; "
+        print(f"  {kernel} {shape} {dtype}: {row.get('status')}", flush=True)
+        rows.append(row)
+
+    for dt, name in ((torch.float16, "f16"), (torch.bfloat16, "bf16")):
+        A, B, C = r(n, n, dt=dt), r(n, n, dt=dt), torch.empty(n, n, device=dev, dtype=dt)
+        mm = lambda A=A, B=B: torch.matmul(A, B)
+        ref = torch.matmul(A.float(), B.float())
+        peers = {"torch": mm, "torch.compile": tc("mm" + name, lambda A=A, B=B: A @ B)}
+        try:
+            tm = triton_matmul()
+            Ct = torch.empty_like(C)
+            peers["triton"] = lambda: tm(A, B, Ct)
+        except Exception as ex:
+            print(f"  triton unavailable: {ex}")
+        measure("gemm", f"{n}x{n}x{n}", name, 2.0 * n ** 3, 3 * A.nbytes,
+                lambda: call("gemm_" + name, A, B, C, n, n, n), peers, ref, C, 1e-2 if name == "f16" else 1.6e-2)
+    A, B, bias = r(n, n), r(n, n), r(n, dt=torch.float32)
+    C = torch.empty(n, n, device=dev, dtype=torch.float16)
+    ref = torch.relu(A.float() @ B.float() + bias)
+    measure("gemm_bias_relu", f"{n}x{n}x{n}", "f16", 2.0 * n ** 3, 3 * A.nbytes,
+            lambda: call("gemm_bias_relu", A, B, bias, C, n, n, n),
+            {"torch": lambda: torch.relu(A @ B + bias.half()),
+             "torch.compile": tc("gbr", lambda: torch.relu(A @ B + bias.half()))}, ref, C, 1e-2)
+    X = r(R, R)
+    Y = torch.empty_like(X)
+    measure("softmax", f"{R}x{R}", "f16", 4.0 * X.numel(), 2 * X.nbytes,
+            lambda: call("softmax", X, Y, R, R),
+            {"torch": lambda: torch.softmax(X, -1),
+             "torch.compile": tc("sm", lambda: torch.softmax(X, -1))},
+            torch.softmax(X.double(), -1), Y, 1e-3)
+    g, be = r(R, dt=torch.float32), r(R, dt=torch.float32)
+    ln = lambda: torch.nn.functional.layer_norm(X.float(), (R,), g, be, 1e-5).half()
+    measure("layernorm", f"{R}x{R}", "f16", 8.0 * X.numel(), 2 * X.nbytes,
+            lambda: call("layernorm", X, g, be, Y, R, R),
+            {"torch": ln, "torch.compile": tc("ln", ln)},
+            torch.nn.functional.layer_norm(X.double(), (R,), g.double(), be.double(), 1e-5), Y, 1e-2)
+    Xf = r(R, R, dt=torch.float32)
+    Ys = torch.empty(R, device=dev)
+    measure("rowsum", f"{R}x{R}", "f32", float(Xf.numel()), Xf.nbytes,
+            lambda: call("rowsum", Xf, Ys, R, R),
+            {"torch": lambda: Xf.sum(-1), "torch.compile": tc("rs", lambda: Xf.sum(-1))},
+            Xf.double().sum(-1), Ys, 1e-5 * max(1, R / 256))
+    Yt = torch.empty_like(Xf)
+    measure("transpose", f"{R}x{R}", "f32", 0.0, 2 * Xf.nbytes,
+            lambda: call("transpose", Xf, Yt, R, R),
+            {"torch": lambda: Xf.t().contiguous(),
+             "torch.compile": tc("tr", lambda: Xf.t().contiguous())}, Xf.t(), Yt, 0)
+    av, bv = r(R, dt=torch.float32), r(R, dt=torch.float32)
+    ew = lambda: torch.relu(av * Xf + bv) * 0.75
+    measure("elementwise", f"{R}x{R}", "f32", 3.0 * Xf.numel(), 2 * Xf.nbytes,
+            lambda: call("elementwise", Xf, av, bv, 0.75, Yt, R, R),
+            {"torch": ew, "torch.compile": tc("ew", ew)},
+            torch.relu(av.double() * Xf.double() + bv.double()) * 0.75, Yt, 1e-5)
+    Bn, H, S = (1, 2, 128) if args.quick else (4, 16, 4096)
+    for D in (64, 128):
+        Q, K, V = r(Bn, H, S, D), r(Bn, H, S, D), r(Bn, H, S, D)
+        O = torch.empty_like(Q)
+        sdpa = lambda Q=Q, K=K, V=V: torch.nn.functional.scaled_dot_product_attention(Q, K, V)
+        ref = sdpa()
+        measure("attention", f"b{Bn} h{H} s{S} d{D}", "f16", 4.0 * Bn * H * S * S * D, 4 * Q.nbytes,
+                lambda Q=Q, K=K, V=V, O=O, D=D: call("attention", Q, K, V, float(D) ** -0.5, O, Bn, H, S, D, S),
+                {"SDPA": sdpa}, ref, O, 1e-2)
+        del Q, K, V, O
+        torch.cuda.empty_cache()
+
+    with open(args.json, "w") as f:
+        json.dump({"device": torch.cuda.get_device_name(), "torch": torch.__version__, "rows": rows}, f, indent=1)
+    names = ["torch", "torch.compile", "triton", "SDPA"]
+    print("\n| kernel | shape | dtype | tdslc ms | " + " | ".join(f"{p} ms | ratio {p}/tdslc" for p in names) + " | status |")
+    print("|---|---|---|---|" + "---|---|" * len(names) + "---|")
+    for row in rows:
+        t = row.get("tdsl_ms")
+        cells = []
+        for p in names:
+            pm = row["peers"].get(p)
+            cells += ["-" if pm is None else f"{pm:.3f}",
+                      "-" if pm is None or t is None else f"{pm / t:.4f}"]
+        print(f"| {row['kernel']} | {row['shape']} | {row['dtype']} | {'-' if t is None else f'{t:.3f}'} | "
+              + " | ".join(cells) + f" | {row.get('status')} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
