@@ -1,5 +1,6 @@
 //===- CudaEmitter.cpp - Loop IR to CUDA C++ kernels and host launchers ---===//
 #include "backend/CudaEmitter.h"
+#include "backend/ResourceCheck.h"
 
 #include "backend/Signature.h"
 #include "ir/Printer.h"
@@ -557,15 +558,11 @@ std::string FuncEmitter::analyzeLaunch(Launch &L) {
   // Shared tiles: static arrays up to the default 48 KiB; beyond that one
   // dynamic buffer carved at 16-byte aligned offsets (no reuse yet).
   for (const AllocateNode *A : L.Uses.SharedAllocs) {
-    int64_t Elems = 1;
-    for (unsigned D = 0; D < A->Buf.rank(); ++D) {
-      std::optional<int64_t> Ext = asConstInt(simplifyExpr(A->Buf.Shape[D]));
-      if (!Ext)
-        return "shared buffer '" + A->Buf.Name + "' has a non-constant shape";
-      Elems *= *Ext + (D < A->Buf.Padding.size() ? A->Buf.Padding[D] : 0);
-    }
+    std::optional<int64_t> Bytes = sharedAllocBytes(A->Buf);
+    if (!Bytes)
+      return "shared buffer '" + A->Buf.Name + "' has a non-constant shape";
     L.SharedOffsets[A] = L.SharedBytes;
-    L.SharedBytes += (Elems * dtypeBytes(A->Buf.Type) + 15) / 16 * 16;
+    L.SharedBytes += *Bytes;
   }
   L.DynamicShared = L.SharedBytes > DefaultSharedBytes;
   return "";

@@ -9,6 +9,8 @@
 // compiler bug, reported as an internal error naming the pass).
 //
 //===----------------------------------------------------------------------===//
+#include "backend/CudaEmitter.h"
+#include "backend/ResourceCheck.h"
 #include "ir/IRParser.h"
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
@@ -41,6 +43,12 @@ static cl::opt<bool> VerifyEach("verify-each",
 static cl::opt<bool> PrintAfterAll("print-ir-after-all",
                                    cl::desc("Print the IR to stderr after each pass"),
                                    cl::init(false), cl::cat(OptCategory));
+
+static cl::opt<std::string> CheckResourcesArch(
+    "check-resources",
+    cl::desc("After the passes, check every launch against the arch's limits "
+             "(shared memory, threads per block, grid), as tdslc does before emitting"),
+    cl::value_desc("sm_XY"), cl::cat(OptCategory));
 
 static constexpr int ExitUserError = 1;
 static constexpr int ExitInternalError = 2;
@@ -110,6 +118,18 @@ int main(int argc, char **argv) {
         errs() << "  " << Msg << "\n";
       return ExitInternalError;
     }
+  }
+
+  if (!CheckResourcesArch.empty()) {
+    if (!parseCudaArch(CheckResourcesArch)) {
+      printError("unsupported architecture '" + CheckResourcesArch + "' in --check-resources");
+      return ExitUserError;
+    }
+    Problems = checkResources(*M, CheckResourcesArch);
+    for (const std::string &P : Problems)
+      printError(P);
+    if (!Problems.empty())
+      return ExitUserError;
   }
 
   std::error_code EC;

@@ -55,6 +55,11 @@ cl::opt<int> Only("only", cl::desc("Check only program number N of the run"), cl
                   cl::cat(SmithCategory));
 cl::opt<std::string> OutDir("out-dir", cl::desc("Where minimized failures are written"),
                             cl::init("tdsl-smith-failures"), cl::cat(SmithCategory));
+cl::opt<std::string> EmitDir(
+    "emit-dir",
+    cl::desc("Write the programs as DIR/smith-<seed>-<n>.tdsl, each with a '# sizes:' and a "
+             "'# dump-io:' line, without checking them (for test/gpu/gpu_check.py --programs)"),
+    cl::value_desc("dir"), cl::cat(SmithCategory));
 cl::opt<std::string> Reproduce("reproduce",
                                cl::desc("Re-run a failure file written by tdsl-smith"),
                                cl::value_desc("file"), cl::cat(SmithCategory));
@@ -443,6 +448,33 @@ std::string writeFailure(const smith::Program &Original, const smith::Program &M
   return std::string(Path);
 }
 
+/// --emit-dir: program I as DIR/smith-<seed>-<I>.tdsl, headed by the sizes
+/// it is valid at and the --dump-io flags of its inputs (gpu_check.py reads
+/// both). False, with the error printed, if it cannot be written.
+bool emitProgram(const std::string &Text, const RunSpec &S, unsigned I) {
+  if (std::error_code EC = sys::fs::create_directories(EmitDir)) {
+    errs() << "tdsl-smith: error: cannot create '" << EmitDir << "': " << EC.message() << "\n";
+    return false;
+  }
+  SmallString<256> Path(EmitDir);
+  sys::path::append(Path, "smith-" + std::to_string(Seed) + "-" + std::to_string(I) + ".tdsl");
+  std::error_code EC;
+  raw_fd_ostream F(Path, EC, sys::fs::OF_Text);
+  if (!EC) {
+    F << "# tdsl-smith --seed " << Seed << " --only " << I << "\n"
+      << "# sizes: " << S.Sizes << "\n"
+      << "# dump-io: --seed " << S.InputSeed << (S.ExactInputs ? " --exact-inputs" : "") << "\n"
+      << Text;
+    F.close();
+  }
+  if (EC || F.has_error()) {
+    errs() << "tdsl-smith: error: cannot write '" << Path << "'\n";
+    F.clear_error();
+    return false;
+  }
+  return true;
+}
+
 } // namespace
 
 int main(int Argc, char **Argv) {
@@ -484,6 +516,13 @@ int main(int Argc, char **Argv) {
     Spec = specFor(P, Spec);
 
     std::string Text = smith::print(P);
+    if (!EmitDir.empty()) {
+      if (!emitProgram(Text, Spec, I))
+        return 1;
+      ++Checked;
+      Exact += P.Exact;
+      continue;
+    }
     if (PrintPrograms)
       outs() << "# program " << I << " --sizes " << Spec.Sizes << "\n" << Text;
     Outcome O = checkIsolated(Text, Spec);
@@ -509,6 +548,11 @@ int main(int Argc, char **Argv) {
       outs() << "tdsl-smith: stopping after " << Failures << " failure(s)\n";
       break;
     }
+  }
+  if (!EmitDir.empty()) {
+    outs() << "tdsl-smith: wrote " << Checked << " program(s) (" << Exact << " exact, "
+           << Checked - Exact << " float) to " << EmitDir << "\n";
+    return 0;
   }
   double Secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - Start).count();

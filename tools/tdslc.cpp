@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "backend/CudaEmitter.h"
+#include "backend/ResourceCheck.h"
 #include "frontend/Frontend.h"
 #include "frontend/Lower.h"
 #include "ir/Diagnostics.h"
@@ -243,6 +244,15 @@ ir::Module compileToIR(const ast::Module &M, const std::vector<std::string> &Pip
     PrintAfter(P->Name);
   }
   return IR;
+}
+
+/// The last step before the backend: a launch the GPU cannot run (too much
+/// shared memory, too many threads) is the user's error, never emitted.
+bool fitsTarget(const ir::Module &IR) {
+  std::vector<std::string> Problems = checkResources(IR, Arch);
+  for (const std::string &P : Problems)
+    errs() << "tdslc: error: " << P << "\n";
+  return Problems.empty();
 }
 
 /// Writes the .cu (or, with HeaderOnly, the .h) of IR; with --header the
@@ -526,14 +536,20 @@ int main(int Argc, char **Argv) {
   case EmitKind::CUDA:
   case EmitKind::Header: {
     ir::Module IR = compileToIR(*M, Pipeline, Diags);
+    if (!fitsTarget(IR))
+      return 1;
     return emitCudaFiles(IR, SM, BufferID, emitKind() == EmitKind::Header);
   }
   case EmitKind::Obj: {
     ir::Module IR = compileToIR(*M, Pipeline, Diags);
+    if (!fitsTarget(IR))
+      return 1;
     return compileWithNvcc(*M, IR, SM, BufferID, nullptr);
   }
   case EmitKind::Report: {
     ir::Module IR = compileToIR(*M, Pipeline, Diags);
+    if (!fitsTarget(IR))
+      return 1;
     ReportOptions R;
     R.Sizes = CheckOpts.Sizes;
     if (CheckOpts.DefaultSize)

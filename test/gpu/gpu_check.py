@@ -4,6 +4,11 @@ over a shape matrix and compared with the reference evaluator.
 
     python3 test/gpu/gpu_check.py --tdslc build/bin/tdslc [--examples dsl/examples]
         [--out DIR] [--arch sm_90] [--quick] [--sanitize] [--build-only] [--jobs N]
+        [--programs DIR]
+
+With --programs DIR, the .tdsl files there (tdsl-smith --emit-dir DIR) take
+the examples' place, each run at the one shape its '# sizes:' line records,
+with the --dump-io flags of its '# dump-io:' line.
 
 For every example (built once: tdslc --emit=cuda + header, nvcc with the
 runtime into a shared library) and every shape of its matrix (every size
@@ -181,6 +186,13 @@ def scalar_ctype(dtype):
             "f16": Half, "bf16": Half}[dtype]
 
 
+def by_value(p):
+    """Whether the launcher takes this tensor by value: a rank-0 input. A
+    rank-0 output is still written through a pointer (meta.json's
+    is_scalar only says rank 0)."""
+    return p["is_scalar"] and p["role"] == "in"
+
+
 def launcher_layout(kernel, meta, protos):
     """Matches the launcher's parameters with meta.json's params and sizes.
     Returns [(kind, key)] with kind 'param' (key: index into meta params),
@@ -208,9 +220,9 @@ def launcher_layout(kernel, meta, protos):
         if i < len(params):
             p = params[i]
             is_ptr = ctype_of(ctype) is ctypes.c_void_p
-            if is_ptr == p["is_scalar"]:
+            if is_ptr == by_value(p):
                 raise ValueError(f"{name} parameter {i + 1} '{ctype} {pname}': tensor "
-                                 f"'{p['name']}' is {'a scalar (by value)' if p['is_scalar'] else 'a pointer'}")
+                                 f"'{p['name']}' is {'a scalar (by value)' if by_value(p) else 'a pointer'}")
             if p["role"] == "in" and is_ptr and "const" not in ctype:
                 raise ValueError(f"{name}: input '{p['name']}' is not a const pointer")
             layout.append(("param", i))
@@ -492,8 +504,10 @@ def build_example(args, nvcc, cuda_home, ex, runtime_objects):
 
 
 def dump_io(args, ex, shape):
+    extra = shape.get("dump_args", [])
+    seed = [] if "--seed" in extra else ["--seed", str(args.seed)]
     cmd = [args.tdslc, ex["source"], f"--dump-io={shape['io_dir']}", "--sizes",
-           shape["sizes_arg"], "--seed", str(args.seed)]
+           shape["sizes_arg"], *seed, *extra]
     out = run_logged(cmd, os.path.join(ex["build_dir"], "dump-io.log"))
     if out.returncode != 0:
         return f"tdslc --dump-io failed (exit {out.returncode}): " + \
@@ -501,8 +515,26 @@ def dump_io(args, ex, shape):
     return None
 
 
+def program_header(path):
+    """A generated program's own shape and --dump-io flags, from the
+    `# sizes: M=3,N=7` and `# dump-io: --seed 5 --exact-inputs` lines that
+    `tdsl-smith --emit-dir` writes: ({symbol: value} or None, [flags])."""
+    sizes, flags = None, []
+    with open(path) as f:
+        for line in f:
+            m = re.match(r"#\s*sizes:\s*(\S*)", line)
+            if m:
+                sizes = {k: int(v) for k, v in
+                         (kv.split("=", 1) for kv in m.group(1).split(",") if kv)}
+            m = re.match(r"#\s*dump-io:\s*(.*)$", line)
+            if m:
+                flags = m.group(1).split()
+    return sizes, flags
+
+
 def make_plan(args, out_dir):
-    files = sorted(glob.glob(os.path.join(args.examples, "*.tdsl")))
+    source_dir = args.programs or args.examples
+    files = sorted(glob.glob(os.path.join(source_dir, "*.tdsl")))
     if args.only:
         files = [f for f in files if os.path.splitext(os.path.basename(f))[0] in args.only]
     plan = {"arch": args.arch, "examples": []}
@@ -513,17 +545,29 @@ def make_plan(args, out_dir):
         ex = {"name": name, "source": os.path.abspath(path), "build_dir": bdir,
               "cu": os.path.join(bdir, name + ".cu"), "header": os.path.join(bdir, name + ".h"),
               "lib": os.path.join(bdir, f"lib{name}.so"), "kernels": {}, "shapes": [],
-              "error": None}
+              "error": None, "program": bool(args.programs)}
         try:
             ex["kernels"] = read_symbols(args.tdslc, path)
         except RuntimeError as e:
             ex["error"] = str(e).splitlines()[0]
         syms = list(dict.fromkeys(s for k in ex["kernels"].values() for s in k))
-        for sizes, quick in shape_matrix(syms, args.quick):
+        dump_args = []
+        if args.programs:
+            # A generated program runs at the one shape it was generated
+            # for (the sizes its subscripts are valid at), with its inputs.
+            recorded, dump_args = program_header(path)
+            if recorded is None or set(recorded) != set(syms):
+                ex["error"] = ex["error"] or \
+                    f"no '# sizes:' line naming {', '.join(syms) or 'no symbol'} in {path}"
+                recorded = {s: 1 for s in syms}
+            matrix = [({s: recorded[s] for s in syms}, True)]
+        else:
+            matrix = shape_matrix(syms, args.quick)
+        for sizes, quick in matrix:
             io_dir = os.path.join(out_dir, "io", name, dirname_of(sizes, syms))
             ex["shapes"].append({"sizes": sizes, "quick": quick, "io_dir": io_dir,
                                  "sizes_arg": ",".join(f"{s}={v}" for s, v in sizes.items())
-                                 or "1", "error": None})
+                                 or "1", "dump_args": dump_args, "error": None})
         plan["examples"].append(ex)
     return plan
 
@@ -603,7 +647,7 @@ class KernelRunner:
         """Device buffers: inputs uploaded, outputs poisoned. {name: pointer}."""
         ptrs = {}
         for p in meta["params"]:
-            if p["is_scalar"]:
+            if by_value(p):
                 continue
             nbytes = p["elements"] * p["element_bytes"]
             base = self.cuda.malloc(nbytes + 2 * self.guard)
@@ -642,7 +686,7 @@ class KernelRunner:
         for kind, key in layout:
             if kind == "param":
                 p = meta["params"][key]
-                if p["is_scalar"]:
+                if by_value(p):
                     args.append(scalar_value(p, read_bin(io_dir, self.kernel, p)))
                 else:
                     args.append(None if p["name"] == null else ptrs[p["name"]])
@@ -690,7 +734,7 @@ class KernelRunner:
             tol = meta["tolerance"]["value"]
             max_err = 0.0
             for p in meta["params"]:
-                if p["is_scalar"]:
+                if by_value(p):
                     continue
                 nbytes = p["elements"] * p["element_bytes"]
                 got = self.cuda.download(ptrs[p["name"]], nbytes)
@@ -719,7 +763,7 @@ class KernelRunner:
         notes = []
         try:
             self.cuda.synchronize()
-            tensors = [p["name"] for p in meta["params"] if not p["is_scalar"]]
+            tensors = [p["name"] for p in meta["params"] if not by_value(p)]
             outputs = [p["name"] for p in meta["params"] if p["role"] == "out"]
             for null in dict.fromkeys([tensors[0], outputs[0]]):
                 status = fn(*self.arguments(io_dir, meta, layout, ptrs, null=null))
@@ -812,6 +856,12 @@ class KernelRunner:
         return True, f"launch_info {n} launch{'es' if n > 1 else ''}: " + "; ".join(parts)
 
 
+def shown(ex, kernel):
+    """The name a result line starts with: the kernel, or for a generated
+    program (all named 'smith') its file."""
+    return ex["name"] if ex.get("program") else kernel
+
+
 def result_line(ok, kernel, what, msg):
     return f"{'ok' if ok else 'FAIL':4} {kernel:16} {what:30} {msg}"
 
@@ -834,7 +884,7 @@ def worker(args):
         if ex["error"]:
             for k, syms in ex["kernels"].items() or [(ex["name"], [])]:
                 for s in shapes:
-                    print(result_line(False, k, label(s["sizes"], syms), ex["error"]), flush=True)
+                    print(result_line(False, shown(ex, k), label(s["sizes"], syms), ex["error"]), flush=True)
             continue
         lib = ctypes.CDLL(ex["lib"])
         with open(ex["header"]) as f:
@@ -850,7 +900,7 @@ def worker(args):
                         ok, msg = runner.run_shape(s["io_dir"])
                     except (RuntimeError, ValueError, OSError) as e:
                         ok, msg = False, str(e)
-                print(result_line(ok, k, what, msg), flush=True)
+                print(result_line(ok, shown(ex, k), what, msg), flush=True)
             contract = next((s for s in shapes if not s["error"] and
                              all(v == 7 for v in s["sizes"].values())), None)
             if contract:
@@ -858,7 +908,7 @@ def worker(args):
                     ok, msg = runner.run_contract(contract["io_dir"])
                 except (RuntimeError, ValueError, OSError) as e:
                     ok, msg = False, str(e)
-                print(result_line(ok, k, "contract", msg), flush=True)
+                print(result_line(ok, shown(ex, k), "contract", msg), flush=True)
     # Leak checking happens at context teardown.
     cuda.reset()
     return 0
@@ -999,6 +1049,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--tdslc", default=os.path.join(REPO, "build", "bin", "tdslc"))
     ap.add_argument("--examples", default=os.path.join(REPO, "dsl", "examples"))
+    ap.add_argument("--programs", default=None, metavar="DIR",
+                    help="instead of the examples, the .tdsl files of DIR written by "
+                         "tdsl-smith --emit-dir, each at the sizes of its '# sizes:' line")
     ap.add_argument("--out", default=os.path.join(REPO, "build", "gpu-check"))
     ap.add_argument("--arch", default="sm_90")
     ap.add_argument("--quick", action="store_true", help="only the small shapes (1, 7, 33)")
@@ -1075,7 +1128,7 @@ def main():
         for ex in plan["examples"]:
             for k, syms in ex["kernels"].items():
                 if ex["error"]:
-                    tally.emit(result_line(False, k, "build", ex["error"]))
+                    tally.emit(result_line(False, shown(ex, k), "build", ex["error"]))
                     continue
                 try:
                     lib = ctypes.CDLL(ex["lib"])
@@ -1088,10 +1141,10 @@ def main():
                         raise RuntimeError(bad[0]["error"])
                     for s in ex["shapes"]:
                         launcher_layout(k, load_meta(s["io_dir"], k), protos)
-                    tally.emit(result_line(True, k, "build",
+                    tally.emit(result_line(True, shown(ex, k), "build",
                                            f"{len(ex['shapes'])} shapes dumped, library loads"))
                 except (OSError, AttributeError, RuntimeError, ValueError) as e:
-                    tally.emit(result_line(False, k, "build", str(e)))
+                    tally.emit(result_line(False, shown(ex, k), "build", str(e)))
         line = f"{tally.passed} passed, {tally.failed} failed"
         tally.emit(line)
         return 0 if tally.failed == 0 else 1
