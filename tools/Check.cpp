@@ -36,6 +36,9 @@ double dtypeTolerance(DType T) {
 }
 
 std::string parseSizes(llvm::StringRef Text, CheckOptions &Opts) {
+  // Dims are affine in the sizes with small coefficients: capping the sizes
+  // keeps every dim expression far from int64 overflow.
+  constexpr int64_t MaxSize = int64_t(1) << 40;
   llvm::SmallVector<llvm::StringRef, 8> Parts;
   Text.split(Parts, ',', -1, /*KeepEmpty=*/false);
   if (Parts.empty())
@@ -45,13 +48,14 @@ std::string parseSizes(llvm::StringRef Text, CheckOptions &Opts) {
     auto [Name, Value] = P.split('=');
     int64_t V;
     if (Value.empty() && !P.contains('=')) {
-      if (Name.getAsInteger(10, V) || V < 1)
-        return ("invalid size '" + P + "': sizes are integers >= 1").str();
+      if (Name.getAsInteger(10, V) || V < 1 || V > MaxSize)
+        return ("invalid size '" + P + "': sizes are integers from 1 to 2^40").str();
       Opts.DefaultSize = V;
       continue;
     }
-    if (Name.empty() || Value.getAsInteger(10, V) || V < 1)
-      return ("invalid size '" + P + "': expected NAME=INTEGER with INTEGER >= 1").str();
+    if (Name.empty() || Value.getAsInteger(10, V) || V < 1 || V > MaxSize)
+      return ("invalid size '" + P + "': expected NAME=INTEGER with INTEGER from 1 to 2^40")
+          .str();
     Opts.Sizes[Name.str()] = V;
   }
   return "";
@@ -269,6 +273,38 @@ struct PreparedKernel {
 
 /// Fills P for K; returns a user error (without the "tdslc: error: "
 /// prefix) or the empty string.
+/// The CPU oracles hold every tensor as doubles and visit every point of
+/// every statement's index space: refuse sizes that would exhaust memory or
+/// run for hours, rather than crash or hang.
+std::string checkAffordable(const ast::Kernel &K, const std::map<std::string, int64_t> &Sizes) {
+  constexpr int64_t MaxElements = int64_t(1) << 28; // 2 GiB of doubles
+  constexpr int64_t MaxPoints = int64_t(1) << 34;   // index points per statement
+  auto Product = [&](const std::vector<ast::Affine> &Dims, int64_t Limit, int64_t &N) {
+    N = 1;
+    for (const ast::Affine &A : Dims) {
+      int64_t D = A.evaluate(Sizes);
+      if (D > Limit || __builtin_mul_overflow(N, std::max<int64_t>(D, 1), &N) || N > Limit)
+        return false;
+    }
+    return true;
+  };
+  for (const auto *List : {&K.Inputs, &K.Outputs, &K.Intermediates})
+    for (const auto &T : *List) {
+      int64_t N;
+      if (!Product(T->Shape, MaxElements, N))
+        return "'" + T->Name + "' would have more than 2^28 elements";
+    }
+  for (const auto &S : K.Body) {
+    std::vector<ast::Affine> Space;
+    for (const auto &[Index, Range] : S->Ranges)
+      Space.push_back(Range);
+    int64_t N;
+    if (!Product(Space, MaxPoints, N))
+      return "the statement defining '" + S->TargetName + "' would visit more than 2^34 index points";
+  }
+  return "";
+}
+
 std::string prepareKernel(const ast::Kernel &K, const CheckOptions &Opts, PreparedKernel &P) {
   std::vector<std::string> Missing;
   for (const std::string &S : K.SizeSymbols) {
@@ -282,6 +318,8 @@ std::string prepareKernel(const ast::Kernel &K, const CheckOptions &Opts, Prepar
   }
   if (!Missing.empty())
     return "kernel '" + K.Name + "' needs --sizes for " + llvm::join(Missing, ", ");
+  if (std::string TooBig = checkAffordable(K, P.Sizes); !TooBig.empty())
+    return "kernel '" + K.Name + "': sizes too large for --check: " + TooBig;
   // Dims such as "L + R - 1" must come out positive for the sizes given.
   std::string BadDim;
   for (const auto *List : {&K.Inputs, &K.Outputs})
