@@ -178,7 +178,12 @@ int main(int argc, char **argv) {
     if (!Shape || llvm::any_of(*Shape, [](int64_t E) { return E < 0; }))
       return userError("cannot size parameter '" + P.Name + "' with the sizes given");
     D.Shape = *Shape;
-    size_t N = static_cast<size_t>(D.numElements());
+    // The same bound the interpreter puts on the buffers it allocates.
+    int64_t Elems = 1;
+    for (int64_t E : D.Shape)
+      if (__builtin_mul_overflow(Elems, E, &Elems) || Elems > (int64_t(1) << 28))
+        return userError("parameter '" + P.Name + "' is too large to interpret (over 2^28 elements)");
+    size_t N = static_cast<size_t>(Elems);
     if (P.Role == ir::BufferRole::Input) {
       std::mt19937_64 Rng = streamFor(Seed, P.Name);
       for (size_t I = 0; I < N; ++I)
