@@ -1,5 +1,6 @@
 //===- Lexer.cpp - Tokens of a .tdsl buffer -------------------------------===//
 #include "frontend/Lexer.h"
+#include "ir/NumberScan.h"
 
 #include <cmath>
 #include <cstdlib>
@@ -96,26 +97,8 @@ void Lexer::reportInvalid(const char *Begin) {
 }
 
 Token Lexer::lexNumber(const char *Begin) {
-  bool IsFloat = false;
-  while (Cur != End && isDigit(*Cur))
-    ++Cur;
-  if (Cur != End && *Cur == '.') {
-    IsFloat = true;
-    ++Cur;
-    while (Cur != End && isDigit(*Cur))
-      ++Cur;
-  }
-  if (Cur != End && (*Cur == 'e' || *Cur == 'E')) {
-    const char *P = Cur + 1;
-    if (P != End && (*P == '+' || *P == '-'))
-      ++P;
-    if (P != End && isDigit(*P)) {
-      IsFloat = true;
-      Cur = P;
-      while (Cur != End && isDigit(*Cur))
-        ++Cur;
-    }
-  }
+  bool IsFloat;
+  Cur = scanDecimal(Cur, End, /*BareDot=*/true, IsFloat);
   Token Tok = make(IsFloat ? TokKind::Float : TokKind::Int, Begin);
 
   if (Cur != End && isIdentChar(*Cur)) {

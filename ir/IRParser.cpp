@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ir/IRParser.h"
+#include "ir/NumberScan.h"
 
 #include "ir/TextForm.h"
 
@@ -146,26 +147,8 @@ private:
   /// a '.' belongs to a number only when a digit follows it.
   Token lexNumber() {
     const char *Start = Cur;
-    bool IsFloat = false;
-    while (Cur != End && isDigit(*Cur))
-      ++Cur;
-    if (Cur + 1 < End && *Cur == '.' && isDigit(Cur[1])) {
-      IsFloat = true;
-      ++Cur;
-      while (Cur != End && isDigit(*Cur))
-        ++Cur;
-    }
-    if (Cur != End && (*Cur == 'e' || *Cur == 'E')) {
-      const char *P = Cur + 1;
-      if (P != End && (*P == '+' || *P == '-'))
-        ++P;
-      if (P != End && isDigit(*P)) {
-        IsFloat = true;
-        Cur = P;
-        while (Cur != End && isDigit(*Cur))
-          ++Cur;
-      }
-    }
+    bool IsFloat;
+    Cur = scanDecimal(Cur, End, /*BareDot=*/false, IsFloat);
     Token T = make(IsFloat ? Tok::Float : Tok::Int, Start);
     if (Cur + 1 < End && *Cur == '_' && isIdentStart(Cur[1])) {
       const char *S = ++Cur;
