@@ -178,6 +178,7 @@ struct ScheduleEntry {
   std::string Key;
   llvm::SMLoc Loc;
   std::vector<int64_t> Ints;     ///< key = 64  or  key = [64, 64, 32]
+  bool IsList = false;           ///< written with brackets
   std::string Word;              ///< key = on | off | swizzle | ...
 };
 struct Schedule {

@@ -123,7 +123,7 @@ void ASTPrinter::printKernel(const Kernel &K) {
       indent(2) << E.Key << " = ";
       if (!E.Word.empty())
         OS << E.Word;
-      else if (E.Ints.size() == 1)
+      else if (!E.IsList)
         OS << E.Ints[0];
       else {
         OS << "[";

@@ -85,6 +85,18 @@ public:
     Func F;
     F.Name = K.Name;
     F.Sizes = K.SizeSymbols;
+    // The schedule block travels with the kernel; the passes that own a
+    // key read it (passes/Schedule.h).
+    if (K.Sched)
+      for (const ast::ScheduleEntry &E : K.Sched->Entries) {
+        Knob Kn;
+        Kn.Key = E.Key;
+        Kn.Ints = E.Ints;
+        Kn.IsList = E.IsList;
+        Kn.Word = E.Word;
+        Kn.Line = LineOf(E.Loc);
+        F.Schedule.push_back(std::move(Kn));
+      }
     for (const auto *List : {&K.Inputs, &K.Outputs})
       for (const auto &T : *List) {
         Buffer B;

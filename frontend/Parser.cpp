@@ -473,6 +473,7 @@ bool Parser::parseScheduleValue(ScheduleEntry &E) {
     return false;
   }
   llvm::SMLoc Open = openBracket();
+  E.IsList = true;
   do {
     if (!Tok.is(TokKind::Int)) {
       errorExpected("an integer");

@@ -224,6 +224,10 @@ Stmt allocate(Buffer B, Stmt Body, unsigned Line) {
 
 Stmt barrier(unsigned Line) { return std::make_shared<BarrierNode>(Line); }
 
+Stmt note(std::string Text, unsigned Line) {
+  return std::make_shared<NoteNode>(std::move(Text), Line);
+}
+
 std::optional<int64_t> asConstInt(const Expr &E) {
   if (E && E->Kind == ExprKind::IntImm)
     return static_cast<const IntImmNode &>(*E).Value;
@@ -320,6 +324,7 @@ void IRVisitor::visit(const Stmt &S) {
     return visitAsyncCommit(static_cast<const AsyncCommitNode &>(*S));
   case StmtKind::AsyncWait: return visitAsyncWait(static_cast<const AsyncWaitNode &>(*S));
   case StmtKind::Call: return visitCallStmt(static_cast<const CallStmtNode &>(*S));
+  case StmtKind::Note: return visitNote(static_cast<const NoteNode &>(*S));
   }
 }
 
@@ -420,6 +425,7 @@ Stmt IRMutator::mutate(const Stmt &S) {
   case StmtKind::AsyncWait:
     return visitAsyncWait(static_cast<const AsyncWaitNode &>(*S), S);
   case StmtKind::Call: return visitCallStmt(static_cast<const CallStmtNode &>(*S), S);
+  case StmtKind::Note: return visitNote(static_cast<const NoteNode &>(*S), S);
   }
   return S;
 }

@@ -155,7 +155,7 @@ struct Buffer {
 
 enum class StmtKind {
   Block, For, If, Let, Store, Allocate, Barrier, AsyncCopy, AsyncCommit,
-  AsyncWait, Call,
+  AsyncWait, Call, Note,
 };
 
 struct StmtNode {
@@ -275,9 +275,30 @@ struct CallStmtNode : StmtNode {
       : StmtNode(StmtKind::Call, L), Name(std::move(N)), Args(std::move(A)) {}
 };
 
+/// A pass's account of what it did and why ("[tile-contraction] block tile
+/// 128x128 ..."). It executes as nothing; the backend writes it as a
+/// comment, so the reader of the CUDA sees each decision where it applies.
+struct NoteNode : StmtNode {
+  const std::string Text; ///< printable ASCII, no newline
+  explicit NoteNode(std::string T, unsigned L = 0)
+      : StmtNode(StmtKind::Note, L), Text(std::move(T)) {}
+};
+
 //===----------------------------------------------------------------------===//
 // Functions and modules
 //===----------------------------------------------------------------------===//
+
+/// One pinned schedule knob: `key = 64`, `key = [128, 128, 8]` or
+/// `key = off`, from the .tdsl `schedule` block or the command line. The
+/// passes that own a key read it (passes/Schedule.h); Line is the .tdsl
+/// line of the entry (0: the command line).
+struct Knob {
+  std::string Key;
+  std::vector<int64_t> Ints; ///< one value, or a list
+  bool IsList = false;       ///< written with brackets
+  std::string Word;          ///< a word value (Ints empty)
+  unsigned Line = 0;
+};
 
 /// One .tdsl kernel: its size symbols (the launcher's size arguments, in
 /// order), its parameters (global buffers, rank 0 for scalars; inputs then
@@ -286,6 +307,7 @@ struct Func {
   std::string Name;
   std::vector<std::string> Sizes;
   std::vector<Buffer> Params;
+  std::vector<Knob> Schedule; ///< pinned knobs, in order; later entries win
   Stmt Body;
   const Buffer *findParam(llvm::StringRef Name) const;
 };
@@ -321,6 +343,7 @@ Stmt store(const std::string &Buffer, std::vector<Expr> Indices, Expr Value,
            unsigned Line = 0);
 Stmt allocate(Buffer B, Stmt Body, unsigned Line = 0);
 Stmt barrier(unsigned Line = 0);
+Stmt note(std::string Text, unsigned Line = 0);
 
 bool isComparison(BinaryOp Op);
 llvm::StringRef binaryOpSpelling(BinaryOp Op); // "+", "<", "min", ...
@@ -363,6 +386,7 @@ protected:
   virtual void visitAsyncCommit(const AsyncCommitNode &) {}
   virtual void visitAsyncWait(const AsyncWaitNode &) {}
   virtual void visitCallStmt(const CallStmtNode &N);
+  virtual void visitNote(const NoteNode &) {}
 };
 
 /// Rebuilds the tree bottom-up. Each visitX receives the node and the
@@ -396,6 +420,7 @@ protected:
   virtual Stmt visitAsyncCommit(const AsyncCommitNode &, const Stmt &S) { return S; }
   virtual Stmt visitAsyncWait(const AsyncWaitNode &, const Stmt &S) { return S; }
   virtual Stmt visitCallStmt(const CallStmtNode &N, const Stmt &S);
+  virtual Stmt visitNote(const NoteNode &, const Stmt &S) { return S; }
 
 public:
   /// Mutates each element into Out; true if any changed.

@@ -35,7 +35,7 @@ constexpr unsigned MaxNestingDepth = 256;
 //===----------------------------------------------------------------------===//
 
 enum class Tok {
-  Eof, Error, Ident, Int, Float,
+  Eof, Error, Ident, Int, Float, String,
   LParen, RParen, LBracket, RBracket, LBrace, RBrace,
   Lt, Gt, Le, Ge, EqEq, Ne, Assign, Comma, Colon, Question, At,
   Plus, Minus, Star, Slash, Percent, Bang, AndAnd, OrOr, DotDot, Dot,
@@ -85,6 +85,8 @@ public:
     }
     if (isDigit(C))
       return lexNumber();
+    if (C == '"')
+      return lexString();
     ++Cur;
     auto Two = [&](char Next, Tok K2, Tok K1) {
       if (Cur != End && *Cur == Next) {
@@ -143,6 +145,18 @@ private:
     }
   }
 
+  /// STRING ::= '"' printable-ASCII-but-'"'* '"' (no escapes; Text keeps
+  /// the quotes). An unterminated string is an error token.
+  Token lexString() {
+    const char *Start = Cur++;
+    while (Cur != End && *Cur != '"' && *Cur >= 0x20 && *Cur < 0x7f)
+      ++Cur;
+    if (Cur == End || *Cur != '"')
+      return make(Tok::Error, Start);
+    ++Cur;
+    return make(Tok::String, Start);
+  }
+
   /// INT | FLOAT, then an optional '_' DTYPE suffix. "0..M" is INT '..':
   /// a '.' belongs to a number only when a digit follows it.
   Token lexNumber() {
@@ -163,6 +177,7 @@ private:
 std::string describe(const Token &T) {
   switch (T.Kind) {
   case Tok::Eof: return "end of input";
+  case Tok::String: return "a string";
   case Tok::Int:
   case Tok::Float:
     return "'" + T.Text.str() + (T.Suffix.empty() ? "" : "_" + T.Suffix.str()) + "'";
@@ -214,7 +229,9 @@ private:
   void next() {
     Cur = Lex.lex();
     if (Cur.Kind == Tok::Error)
-      error(Cur.loc(), "unexpected character '" + Cur.Text + "'");
+      error(Cur.loc(), Cur.Text.startswith("\"")
+                           ? llvm::Twine("unterminated string (or a non-printable character in it)")
+                           : "unexpected character '" + Cur.Text + "'");
   }
   bool is(Tok K) const { return Cur.Kind == K; }
   /// Consumes a ',' if there is one.
@@ -275,6 +292,7 @@ private:
   Stmt parseAlloc();
   Stmt parseAsyncCopy();
   Stmt parseCallStmt();
+  bool parseKnob(Knob &K);
   Stmt parseStore();
 
   Expr note(Expr E);
@@ -418,6 +436,19 @@ std::optional<Func> IRParser::parseFunc() {
   }
   if (!expect(Tok::RParen, "',' or ')'"))
     return std::nullopt;
+  if (isWord("schedule")) {
+    next();
+    if (!expect(Tok::LParen, "'('"))
+      return std::nullopt;
+    do {
+      Knob K;
+      if (!parseKnob(K))
+        return std::nullopt;
+      F.Schedule.push_back(std::move(K));
+    } while (acceptComma());
+    if (!expect(Tok::RParen, "',' or ')'"))
+      return std::nullopt;
+  }
   F.Body = parseBody();
   if (!F.Body)
     return std::nullopt;
@@ -442,6 +473,48 @@ bool IRParser::parseParam(Buffer &B) {
       return false;
   }
   return true;
+}
+
+/// knob ::= ID '=' (INT | '[' INT (',' INT)* ']' | ID) line?
+///   (INT may carry a '-'; the key and a word may be any identifier)
+bool IRParser::parseKnob(Knob &K) {
+  if (!is(Tok::Ident))
+    return error(Cur.loc(), "expected a schedule key, found " + describe(Cur));
+  K.Key = Cur.Text.str();
+  next();
+  if (!expect(Tok::Assign, "'='"))
+    return false;
+  auto ParseInt = [&]() {
+    bool Neg = false;
+    if (is(Tok::Minus)) {
+      Neg = true;
+      next();
+    }
+    int64_t V;
+    if (!is(Tok::Int) || !Cur.Suffix.empty())
+      return error(Cur.loc(), "expected an integer, found " + describe(Cur));
+    if (Cur.Text.getAsInteger(10, V))
+      return error(Cur.loc(), "integer '" + Cur.Text + "' is too large");
+    K.Ints.push_back(Neg ? -V : V);
+    next();
+    return true;
+  };
+  if (is(Tok::Ident)) {
+    K.Word = Cur.Text.str();
+    next();
+  } else if (is(Tok::LBracket)) {
+    K.IsList = true;
+    next();
+    do {
+      if (!ParseInt())
+        return false;
+    } while (acceptComma());
+    if (!expect(Tok::RBracket, "',' or ']'"))
+      return false;
+  } else if (!ParseInt()) {
+    return false;
+  }
+  return parseLine(K.Line);
 }
 
 /// '{' stmt* '}': one statement stands alone, others form a block.
@@ -469,7 +542,7 @@ Stmt IRParser::parseBody() {
 
 /// stmt ::= for | if | let | store | alloc | 'barrier' line? | copy
 ///        | 'async_commit' line? | 'async_wait' '(' INT ')' line?
-///        | 'call' ID '(' args? ')' line?
+///        | 'call' ID '(' args? ')' line? | 'note' STRING line?
 Stmt IRParser::parseStmt() {
   if (Failed)
     return nullptr;
@@ -493,6 +566,16 @@ Stmt IRParser::parseStmt() {
     return parseAsyncCopy();
   if (W == "call")
     return parseCallStmt();
+  if (W == "note") {
+    next();
+    if (!is(Tok::String)) {
+      error(Cur.loc(), "expected a string after 'note', found " + describe(Cur));
+      return nullptr;
+    }
+    std::string Text = Cur.Text.drop_front().drop_back().str();
+    next();
+    return parseLine(Line) ? ir::note(std::move(Text), Line) : nullptr;
+  }
   if (W == "barrier") {
     next();
     return parseLine(Line) ? barrier(Line) : nullptr;
@@ -1021,7 +1104,7 @@ Expr IRParser::parsePrimary() {
 bool isReservedIRWord(llvm::StringRef Name) {
   static const llvm::StringSet<> Words = {
       "func", "for", "in", "if", "else", "let", "alloc", "barrier", "async_copy",
-      "async_commit", "async_wait", "call", "min", "max"};
+      "async_commit", "async_wait", "call", "note", "min", "max"};
   return Words.count(Name) || tdsl::parseDType(Name) || parseIntrinsic(Name) ||
          isFloatLiteralWord(Name);
 }

@@ -737,7 +737,8 @@ CStmt *Interpreter::compileStmt(const Stmt &S, bool Host) {
   case StmtKind::AsyncWait: C.Count = static_cast<const AsyncWaitNode &>(*S).Pending; break;
   case StmtKind::Barrier:
   case StmtKind::AsyncCommit:
-  case StmtKind::Call: break;
+  case StmtKind::Call:
+  case StmtKind::Note: break;
   }
   LaunchLoops = SavedLoops;
   return &C;
@@ -992,6 +993,7 @@ bool Interpreter::execStmt(CStmt &S, const LaneList &Act) {
   case StmtKind::Call:
     return fail("intrinsic '" + static_cast<const CallStmtNode &>(*S.Node).Name +
                 "' is not supported by the interpreter");
+  case StmtKind::Note: return true;
   }
   return true;
 }

@@ -311,6 +311,10 @@ void Printer::printStmt(const Stmt &S, unsigned Indent) {
     OS << "barrier";
     printLine(*S);
     break;
+  case StmtKind::Note:
+    OS << "note \"" << static_cast<const NoteNode &>(*S).Text << '"';
+    printLine(*S);
+    break;
   case StmtKind::AsyncCopy: {
     const auto &N = static_cast<const AsyncCopyNode &>(*S);
     OS << "async_copy " << name(N.Dst);
@@ -353,7 +357,28 @@ void Printer::printFunc(const Func &F) {
     if (!B.Shape.empty())
       printShape(B.Shape);
   }
-  OS << ") {\n";
+  OS << ')';
+  if (!F.Schedule.empty()) {
+    OS << " schedule(";
+    for (size_t I = 0; I < F.Schedule.size(); ++I) {
+      const Knob &K = F.Schedule[I];
+      OS << (I ? ", " : "") << K.Key << " = ";
+      if (!K.Word.empty()) {
+        OS << K.Word;
+      } else {
+        if (K.IsList)
+          OS << '[';
+        for (size_t J = 0; J < K.Ints.size(); ++J)
+          OS << (J ? ", " : "") << K.Ints[J];
+        if (K.IsList)
+          OS << ']';
+      }
+      if (K.Line)
+        OS << " @" << K.Line;
+    }
+    OS << ')';
+  }
+  OS << " {\n";
   printStmt(F.Body, 1);
   OS << "}\n";
 }

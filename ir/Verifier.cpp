@@ -13,6 +13,7 @@
 #include "ir/Printer.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/Twine.h"
 
@@ -549,6 +550,13 @@ void Verifier::checkStmt(const Stmt &S) {
     checkName(N.Name, "intrinsic");
     for (const Expr &A : N.Args)
       checkExpr(A);
+    break;
+  }
+  case StmtKind::Note: {
+    // The printer writes the text between quotes, with no escapes.
+    const std::string &T = static_cast<const NoteNode &>(*S).Text;
+    if (llvm::any_of(T, [](char C) { return C < 0x20 || C >= 0x7f || C == '"'; }))
+      fail("note text must be printable ASCII without '\"'", S);
     break;
   }
   case StmtKind::AsyncCommit:

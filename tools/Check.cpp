@@ -371,6 +371,7 @@ bool runCheck(const ast::Module &M, const CheckOptions &Opts, llvm::raw_ostream 
     double Tol = P.Tol;
 
     ir::Func F = lowerKernel(K, Opts.LineOf);
+    F.Schedule.insert(F.Schedule.end(), Opts.Knobs.begin(), Opts.Knobs.end());
     std::vector<std::pair<std::string, ir::Func>> Stages = {{"naive", F}};
     for (const std::string &PassName : Opts.Pipeline) {
       const PassInfo *P = findPass(PassName);

@@ -15,6 +15,7 @@
 #define TDSL_TOOLS_CHECK_H
 
 #include "frontend/AST.h"
+#include "ir/IR.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -40,6 +41,7 @@ struct CheckOptions {
   /// may do changes a bit. tdsl-smith sets it for such programs.
   bool StagesBitExact = false;
   std::vector<std::string> Pipeline; ///< pass names, in order
+  std::vector<ir::Knob> Knobs;       ///< schedule knobs over each kernel's own
   /// Maps AST locations to .tdsl lines (IR provenance).
   std::function<unsigned(llvm::SMLoc)> LineOf = [](llvm::SMLoc) { return 0u; };
 };

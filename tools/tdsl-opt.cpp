@@ -15,7 +15,10 @@
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
 #include "passes/Pass.h"
+#include "passes/PassUtils.h"
+#include "passes/Schedule.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -50,6 +53,14 @@ static cl::opt<std::string> CheckResourcesArch(
              "(shared memory, threads per block, grid), as tdslc does before emitting"),
     cl::value_desc("sm_XY"), cl::cat(OptCategory));
 
+static cl::opt<bool> Remarks("remarks",
+                             cl::desc("Print a remark where a pass declines a nest, and why"),
+                             cl::init(false), cl::cat(OptCategory));
+static cl::list<std::string>
+    ScheduleKnobs("schedule", cl::desc("Pin a schedule knob in every function (KEY=VALUE; "
+                                       "overrides the IR's schedule(...))"),
+                  cl::value_desc("key=value"), cl::cat(OptCategory));
+
 static constexpr int ExitUserError = 1;
 static constexpr int ExitInternalError = 2;
 
@@ -63,6 +74,18 @@ int main(int argc, char **argv) {
   cl::SetVersionPrinter([](raw_ostream &OS) { OS << "tdsl-opt version 0.1.0\n"; });
   cl::ParseCommandLineOptions(argc, argv,
                               "tdsl-opt: reads loop IR text, runs passes, prints the IR\n");
+
+  RemarksEnabled = Remarks;
+  std::vector<ir::Knob> Knobs;
+  for (const std::string &Text : ScheduleKnobs) {
+    std::string Error;
+    std::optional<ir::Knob> K = parseKnob(Text, Error);
+    if (!K) {
+      printError("--schedule: " + Error);
+      return ExitUserError;
+    }
+    Knobs.push_back(*K);
+  }
 
   // Check every pass name before doing any work.
   std::vector<const PassInfo *> Passes;
@@ -100,6 +123,20 @@ int main(int argc, char **argv) {
       WithColor::error(errs(), DisplayName) << "invalid IR: " << P << "\n";
     return ExitUserError;
   }
+
+  bool BadSchedule = false;
+  for (ir::Func &F : M->Funcs) {
+    llvm::append_range(F.Schedule, Knobs);
+    for (const ScheduleProblem &P : checkSchedule(F, 227 * 1024)) {
+      WithColor::error(errs(), DisplayName)
+          << "function '" << F.Name << "': schedule key '" << P.Key << "'"
+          << (P.Line ? " (line " + std::to_string(P.Line) + ")" : std::string(" (--schedule)"))
+          << ": " << P.Message << "\n";
+      BadSchedule = true;
+    }
+  }
+  if (BadSchedule)
+    return ExitUserError;
 
   for (const PassInfo *P : Passes) {
     for (ir::Func &F : M->Funcs)

@@ -22,6 +22,8 @@
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
 #include "passes/Pass.h"
+#include "passes/PassUtils.h"
+#include "passes/Schedule.h"
 #include "tools/Check.h"
 #include "tools/Report.h"
 #include "tools/Toolchain.h"
@@ -142,6 +144,19 @@ cl::list<std::string> DisabledPasses("disable-pass",
                                      cl::value_desc("pass"), cl::CommaSeparated,
                                      cl::cat(TdslcCategory));
 
+cl::opt<bool> Remarks("remarks",
+                      cl::desc("Print a remark where a pass declines a kernel, and why"),
+                      cl::init(false));
+
+cl::list<std::string> ScheduleKnobs(
+    "schedule",
+    cl::desc("Pin a schedule knob in every kernel, over its schedule block (KEY=VALUE, e.g. "
+             "block_tile=[64,64]; repeatable; the keys are in dsl/LANGUAGE.md)"),
+    cl::value_desc("key=value"));
+
+/// The --schedule knobs, parsed.
+std::vector<ir::Knob> CommandLineKnobs;
+
 cl::opt<std::string> DumpDir("dump-dir",
                              cl::desc("Write the IR after lowering and after each pass to "
                                       "DIR/NN-<pass>.tir"),
@@ -220,6 +235,8 @@ int writeOutput(const std::function<void(raw_ostream &)> &Print) {
 ir::Module compileToIR(const ast::Module &M, const std::vector<std::string> &Pipeline,
                        DiagEngine &Diags) {
   ir::Module IR = lowerModule(M, [&](SMLoc L) { return Diags.lineOf(L); });
+  for (ir::Func &F : IR.Funcs)
+    llvm::append_range(F.Schedule, CommandLineKnobs);
   auto Verify = [&](const char *After) {
     std::vector<std::string> Problems = ir::verifyModule(IR);
     if (!Problems.empty())
@@ -244,6 +261,33 @@ ir::Module compileToIR(const ast::Module &M, const std::vector<std::string> &Pip
     PrintAfter(P->Name);
   }
   return IR;
+}
+
+/// Rejects impossible schedules before any pass runs: at the schedule
+/// block's entry when it comes from the file, naming the option otherwise.
+bool schedulesValid(const ast::Module &M, DiagEngine &Diags) {
+  bool Ok = true;
+  int64_t MaxShared = archLimits(parseCudaArch(Arch)).MaxSharedBytes;
+  for (const auto &K : M.Kernels) {
+    if (!K->Sched && CommandLineKnobs.empty())
+      continue;
+    ir::Func F = lowerKernel(*K, [&](SMLoc L) { return Diags.lineOf(L); });
+    llvm::append_range(F.Schedule, CommandLineKnobs);
+    for (const ScheduleProblem &P : checkSchedule(F, MaxShared)) {
+      Ok = false;
+      const ast::ScheduleEntry *Entry = nullptr;
+      if (P.Line && K->Sched)
+        for (const ast::ScheduleEntry &E : K->Sched->Entries)
+          if (E.Key == P.Key)
+            Entry = &E;
+      if (Entry)
+        Diags.error(Entry->Loc, "schedule of '" + K->Name + "', '" + P.Key + "': " + P.Message);
+      else
+        errs() << "tdslc: error: --schedule " << P.Key << " (kernel '" << K->Name
+               << "'): " << P.Message << "\n";
+    }
+  }
+  return Ok;
 }
 
 /// The last step before the backend: a launch the GPU cannot run (too much
@@ -424,6 +468,16 @@ int main(int Argc, char **Argv) {
     errs() << "tdslc: error: --header only applies to --emit=cuda and --emit=obj\n";
     return 1;
   }
+  RemarksEnabled = Remarks;
+  for (const std::string &Text : ScheduleKnobs) {
+    std::string Error;
+    std::optional<ir::Knob> K = parseKnob(Text, Error);
+    if (!K) {
+      errs() << "tdslc: error: --schedule: " << Error << "\n";
+      return 1;
+    }
+    CommandLineKnobs.push_back(*K);
+  }
   std::vector<std::string> Pipeline = defaultPipeline(static_cast<int>(OptLevel));
   for (const std::string &Name : DisabledPasses) {
     if (!findPass(Name)) {
@@ -502,6 +556,9 @@ int main(int Argc, char **Argv) {
   std::unique_ptr<ast::Module> M = parseAndCheck(SM, BufferID, Diags);
   if (!M)
     return 1;
+  // The AST is the parser's; the schedule matters from the IR on.
+  if (emitKind() != EmitKind::AST && !schedulesValid(*M, Diags))
+    return 1;
 
   if (!DumpIO.empty()) {
     CheckOpts.Seed = Seed;
@@ -516,6 +573,7 @@ int main(int Argc, char **Argv) {
     CheckOpts.Seed = Seed;
     CheckOpts.ExactInputs = ExactInputs;
     CheckOpts.Pipeline = Pipeline;
+    CheckOpts.Knobs = CommandLineKnobs;
     CheckOpts.LineOf = [&](SMLoc L) { return Diags.lineOf(L); };
     bool Ok = true;
     int Rc = writeOutput([&](raw_ostream &OS) { Ok = runCheck(*M, CheckOpts, OS, errs()); });

@@ -1,0 +1,180 @@
+//===- PassUtils.cpp - What every loop-nest pass needs --------------------===//
+#include "passes/PassUtils.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace tdsl {
+
+using namespace ir;
+
+bool RemarksEnabled = false;
+
+namespace {
+
+class NameCollector : public IRVisitor {
+public:
+  explicit NameCollector(llvm::StringSet<> &Names) : Names(Names) {}
+
+protected:
+  void visitVar(const VarNode &N) override { Names.insert(N.Name); }
+  void visitLoad(const LoadNode &N) override {
+    Names.insert(N.Buffer);
+    IRVisitor::visitLoad(N);
+  }
+  void visitFor(const ForNode &N) override {
+    Names.insert(N.Var);
+    IRVisitor::visitFor(N);
+  }
+  void visitLet(const LetNode &N) override {
+    Names.insert(N.Var);
+    IRVisitor::visitLet(N);
+  }
+  void visitStore(const StoreNode &N) override {
+    Names.insert(N.Buffer);
+    IRVisitor::visitStore(N);
+  }
+  void visitAllocate(const AllocateNode &N) override {
+    Names.insert(N.Buf.Name);
+    IRVisitor::visitAllocate(N);
+  }
+
+private:
+  llvm::StringSet<> &Names;
+};
+
+class GPULoopFinder : public IRVisitor {
+public:
+  bool Found = false;
+
+protected:
+  void visitFor(const ForNode &N) override {
+    if (N.Loop != ForKind::Serial && N.Loop != ForKind::Unrolled &&
+        N.Loop != ForKind::Vectorized)
+      Found = true;
+    else
+      IRVisitor::visitFor(N);
+  }
+};
+
+class VarUseFinder : public IRVisitor {
+public:
+  explicit VarUseFinder(const std::vector<std::string> &Names) : Names(Names) {}
+  bool Found = false;
+
+protected:
+  void visitVar(const VarNode &N) override { Found |= llvm::is_contained(Names, N.Name); }
+
+private:
+  const std::vector<std::string> &Names;
+};
+
+class LoadFinder : public IRVisitor {
+public:
+  bool Found = false;
+
+protected:
+  void visitLoad(const LoadNode &) override { Found = true; }
+};
+
+Stmt rewriteTop(const Stmt &S, const std::function<Stmt(const Stmt &)> &Rewrite) {
+  if (S->Kind == StmtKind::Block) {
+    const auto &B = static_cast<const BlockNode &>(*S);
+    std::vector<Stmt> Out;
+    bool Changed = false;
+    for (const Stmt &Child : B.Stmts) {
+      Out.push_back(rewriteTop(Child, Rewrite));
+      Changed |= Out.back() != Child;
+    }
+    return Changed ? block(std::move(Out), B.SrcLine) : S;
+  }
+  if (S->Kind == StmtKind::Allocate) {
+    const auto &A = static_cast<const AllocateNode &>(*S);
+    if (A.Buf.Scope == MemScope::Global) {
+      Stmt Body = rewriteTop(A.Body, Rewrite);
+      return Body == A.Body ? S : allocate(A.Buf, Body, A.SrcLine);
+    }
+  }
+  return Rewrite(S);
+}
+
+} // namespace
+
+NameTable::NameTable(const Func &F) {
+  NameCollector C(Used);
+  for (const std::string &S : F.Sizes)
+    Used.insert(S);
+  for (const Buffer &B : F.Params)
+    Used.insert(B.Name);
+  C.visit(F.Body);
+}
+
+std::string NameTable::fresh(const std::string &Base) {
+  std::string Name = Base;
+  for (unsigned I = 1; Used.count(Name); ++I)
+    Name = Base + std::to_string(I);
+  Used.insert(Name);
+  return Name;
+}
+
+void rewriteNests(Func &F, const std::function<Stmt(const Stmt &)> &Rewrite) {
+  F.Body = rewriteTop(F.Body, Rewrite);
+}
+
+bool hasGPULoops(const Stmt &S) {
+  GPULoopFinder G;
+  G.visit(S);
+  return G.Found;
+}
+
+bool usesAnyVar(const Expr &E, const std::vector<std::string> &Names) {
+  VarUseFinder V(Names);
+  V.visit(E);
+  return V.Found;
+}
+
+bool usesAnyVar(const Stmt &S, const std::vector<std::string> &Names) {
+  VarUseFinder V(Names);
+  V.visit(S);
+  return V.Found;
+}
+
+bool hasLoads(const Expr &E) {
+  LoadFinder L;
+  L.visit(E);
+  return L.Found;
+}
+
+Stmt stripBlocks(Stmt S) {
+  while (S->Kind == StmtKind::Block && static_cast<const BlockNode &>(*S).Stmts.size() == 1)
+    S = static_cast<const BlockNode &>(*S).Stmts.front();
+  return S;
+}
+
+LoopRun outerSerialLoops(const Stmt &S) {
+  LoopRun R;
+  std::vector<std::string> Vars;
+  R.Inner = stripBlocks(S);
+  while (R.Inner->Kind == StmtKind::For) {
+    const auto &L = static_cast<const ForNode &>(*R.Inner);
+    if (L.Loop != ForKind::Serial || usesAnyVar(L.Min, Vars) || usesAnyVar(L.Extent, Vars))
+      break;
+    R.Loops.push_back(&L);
+    Vars.push_back(L.Var);
+    R.Inner = stripBlocks(L.Body);
+  }
+  return R;
+}
+
+Expr zeroOf(DType T) { return isFloat(T) ? floatImm(0.0, T) : intImm(0, T); }
+
+void remark(const char *Pass, unsigned Line, const llvm::Twine &Message) {
+  if (!RemarksEnabled)
+    return;
+  llvm::errs() << "remark: " << Pass << ": ";
+  if (Line)
+    llvm::errs() << "line " << Line << ": ";
+  llvm::errs() << Message << "\n";
+}
+
+} // namespace tdsl

@@ -1,0 +1,70 @@
+//===- PassUtils.h - What every loop-nest pass needs ----------------------===//
+//
+// Fresh names, the walk over a function's top-level nests (one launch
+// each), variable-use queries, and remarks: the one line a pass prints when
+// it declines a nest, so that a user learns why the fast path was not
+// taken (shown with --remarks; lit tests turn them on).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TDSL_PASSES_PASSUTILS_H
+#define TDSL_PASSES_PASSUTILS_H
+
+#include "ir/IR.h"
+
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/Twine.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace tdsl {
+
+/// Every name a function uses (sizes, buffers, loop and let variables), so
+/// that a pass's new names never shadow or capture one.
+class NameTable {
+public:
+  explicit NameTable(const ir::Func &F);
+  /// Base, or Base1, Base2, ...: a name nothing in the function uses yet;
+  /// it is taken from then on.
+  std::string fresh(const std::string &Base);
+
+private:
+  llvm::StringSet<> Used;
+};
+
+/// Rewrites each top-level nest of F (a statement under the top-level
+/// block and global allocations: one launch each) with Rewrite, which
+/// returns its argument when it leaves the nest alone.
+void rewriteNests(ir::Func &F, const std::function<ir::Stmt(const ir::Stmt &)> &Rewrite);
+
+/// True if S holds a loop bound to blocks, threads, warps or lanes.
+bool hasGPULoops(const ir::Stmt &S);
+/// True if E (or S) mentions any of Names as a variable.
+bool usesAnyVar(const ir::Expr &E, const std::vector<std::string> &Names);
+bool usesAnyVar(const ir::Stmt &S, const std::vector<std::string> &Names);
+/// True if E reads any buffer.
+bool hasLoads(const ir::Expr &E);
+
+/// S with the outermost one-statement blocks removed.
+ir::Stmt stripBlocks(ir::Stmt S);
+
+/// The perfect run of serial loops at the top of S whose bounds use no
+/// variable of the run (rectangular), and the statement inside them.
+struct LoopRun {
+  std::vector<const ir::ForNode *> Loops;
+  ir::Stmt Inner;
+};
+LoopRun outerSerialLoops(const ir::Stmt &S);
+
+/// A zero of type T (false for bool).
+ir::Expr zeroOf(DType T);
+
+/// Whether passes print remarks (tdslc and tdsl-opt --remarks).
+extern bool RemarksEnabled;
+/// "remark: PASS: line N: MESSAGE" on stderr, when remarks are on.
+void remark(const char *Pass, unsigned Line, const llvm::Twine &Message);
+
+} // namespace tdsl
+
+#endif // TDSL_PASSES_PASSUTILS_H

@@ -1,0 +1,256 @@
+//===- Schedule.cpp - Schedule knobs: the keys, their checks ---------------===//
+#include "passes/Schedule.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
+
+#include <string>
+
+namespace tdsl {
+
+using namespace ir;
+
+const std::vector<KnobSpec> &knobSpecs() {
+  static const std::vector<KnobSpec> Specs = {
+      {"block_tile", "tile-contraction", "[BM, BN]",
+       "outputs per block of a contraction (default [128, 128])"},
+      {"k_tile", "tile-contraction", "BK",
+       "reduction elements staged in shared memory per step (default 8)"},
+      {"thread_tile", "tile-contraction", "[TM, TN]",
+       "outputs per thread of a contraction, held in registers (default [8, 8])"},
+      {"thread_vector", "tile-contraction", "1 | 2 | 4",
+       "consecutive outputs per thread and row, read from shared memory at once "
+       "(default 4)"},
+      {"prefetch", "tile-contraction", "on | off",
+       "load the next k tile into registers while computing this one (default on)"},
+      {"rows_per_block", "reduce-rows", "W",
+       "rows of a row reduction per block, one warp each (default 8)"},
+      {"transpose_tile", "tile-transpose", "T",
+       "side of the square shared-memory tile of a transpose (default 32)"},
+      {"threads", "map-to-gpu", "N", "threads per block of one-thread-per-output kernels "
+                                     "(default 256)"},
+      {"unroll", "unroll", "N", "partial unroll factor of inner loops of unknown trip count "
+                                "(default 4; 1 turns it off)"},
+      {"unroll_limit", "unroll", "N",
+       "largest constant trip count unrolled fully (default 16)"},
+      {"padding", "pad-shared", "auto | off | N",
+       "elements added to each shared-memory row (default auto: the bank-conflict model "
+       "chooses)"},
+  };
+  return Specs;
+}
+
+const Knob *findKnob(const Func &F, llvm::StringRef Key) {
+  for (auto It = F.Schedule.rbegin(); It != F.Schedule.rend(); ++It)
+    if (It->Key == Key)
+      return &*It;
+  return nullptr;
+}
+
+std::optional<Knob> parseKnob(llvm::StringRef Text, std::string &Error) {
+  auto [Key, Value] = Text.split('=');
+  Key = Key.trim();
+  Value = Value.trim();
+  Knob K;
+  K.Key = Key.str();
+  if (Key.empty() || !Text.contains('=') || Value.empty()) {
+    Error = "expected KEY=VALUE, found '" + Text.str() + "'";
+    return std::nullopt;
+  }
+  auto ParseInt = [&](llvm::StringRef S) {
+    int64_t V;
+    if (S.trim().getAsInteger(10, V)) {
+      Error = "'" + S.trim().str() + "' is not an integer (in '" + Text.str() + "')";
+      return false;
+    }
+    K.Ints.push_back(V);
+    return true;
+  };
+  if (Value.startswith("[")) {
+    if (!Value.endswith("]")) {
+      Error = "missing ']' in '" + Text.str() + "'";
+      return std::nullopt;
+    }
+    K.IsList = true;
+    llvm::SmallVector<llvm::StringRef, 4> Parts;
+    Value.drop_front().drop_back().split(Parts, ',');
+    for (llvm::StringRef P : Parts)
+      if (!ParseInt(P))
+        return std::nullopt;
+  } else if (llvm::isDigit(Value.front()) || Value.front() == '-') {
+    if (!ParseInt(Value))
+      return std::nullopt;
+  } else {
+    if (!llvm::all_of(Value, [](char C) { return llvm::isAlnum(C) || C == '_'; })) {
+      Error = "'" + Value.str() + "' is not an integer, a list or a word";
+      return std::nullopt;
+    }
+    K.Word = Value.str();
+  }
+  return K;
+}
+
+namespace {
+
+/// Reads pinned knobs, recording what is malformed.
+class KnobReader {
+public:
+  KnobReader(const Func &F, std::vector<ScheduleProblem> *Problems)
+      : F(F), Problems(Problems) {}
+
+  void problem(const Knob &K, std::string Message) {
+    if (Problems)
+      Problems->push_back({K.Key, K.Line, std::move(Message)});
+  }
+
+  /// A list of N integers in [Lo, Hi] (a single integer fills every slot).
+  const Knob *ints(llvm::StringRef Key, size_t N, int64_t Lo, int64_t Hi, int64_t *Out) {
+    const Knob *K = findKnob(F, Key);
+    if (!K)
+      return nullptr;
+    bool Shape = K->Word.empty() && (K->Ints.size() == N || (N > 1 && K->Ints.size() == 1 &&
+                                                             !K->IsList));
+    if (!Shape) {
+      problem(*K, "expects " + std::string(N == 1 ? "an integer" : "a list of " +
+                                                                      std::to_string(N) +
+                                                                      " integers"));
+      return nullptr;
+    }
+    for (size_t I = 0; I < N; ++I) {
+      int64_t V = K->Ints[K->Ints.size() == 1 ? 0 : I];
+      if (V < Lo || V > Hi) {
+        problem(*K, "value " + std::to_string(V) + " is outside [" + std::to_string(Lo) +
+                        ", " + std::to_string(Hi) + "]");
+        return nullptr;
+      }
+    }
+    for (size_t I = 0; I < N; ++I)
+      Out[I] = K->Ints[K->Ints.size() == 1 ? 0 : I];
+    return K;
+  }
+
+  /// on | off.
+  std::optional<bool> onOff(llvm::StringRef Key) {
+    const Knob *K = findKnob(F, Key);
+    if (!K)
+      return std::nullopt;
+    if (K->Word == "on")
+      return true;
+    if (K->Word == "off")
+      return false;
+    problem(*K, "expects 'on' or 'off'");
+    return std::nullopt;
+  }
+
+private:
+  const Func &F;
+  std::vector<ScheduleProblem> *Problems;
+};
+
+bool isPowerOf2(int64_t V) { return V > 0 && (V & (V - 1)) == 0; }
+
+} // namespace
+
+ContractionSchedule contractionSchedule(const Func &F, int64_t ElemBytes,
+                                        int64_t MaxSharedBytes,
+                                        std::vector<ScheduleProblem> *Problems) {
+  ContractionSchedule S;
+  KnobReader R(F, Problems);
+  int64_t Block[2], Thread[2], K, Vec;
+  const Knob *BlockK = R.ints("block_tile", 2, 1, 1024, Block);
+  const Knob *ThreadK = R.ints("thread_tile", 2, 1, 16, Thread);
+  if (BlockK) {
+    S.BlockM = Block[0];
+    S.BlockN = Block[1];
+  }
+  if (ThreadK) {
+    S.ThreadM = Thread[0];
+    S.ThreadN = Thread[1];
+  }
+  if (R.ints("k_tile", 1, 1, 256, &K))
+    S.TileK = K;
+  const Knob *VecK = R.ints("thread_vector", 1, 1, 4, &Vec);
+  if (VecK && !isPowerOf2(Vec)) {
+    R.problem(*VecK, "expects 1, 2 or 4");
+    VecK = nullptr;
+  }
+  if (VecK)
+    S.VectorWidth = Vec;
+  if (std::optional<bool> P = R.onOff("prefetch"))
+    S.Prefetch = *P;
+
+  // The combination must make a launch the hardware runs: blame the knob
+  // the user pinned (the block tile when both are defaults' neighbours).
+  const Knob *Blame = BlockK ? BlockK : ThreadK;
+  if (S.BlockM % S.ThreadM || S.BlockN % S.ThreadN) {
+    if (Blame)
+      R.problem(*Blame, "block tile " + std::to_string(S.BlockM) + "x" +
+                            std::to_string(S.BlockN) + " is not a multiple of the thread tile " +
+                            std::to_string(S.ThreadM) + "x" + std::to_string(S.ThreadN));
+    S = ContractionSchedule();
+    return S;
+  }
+  if (S.threads() > 1024) {
+    if (Blame)
+      R.problem(*Blame, "needs " + std::to_string(S.threads()) +
+                            " threads per block (block tile / thread tile); the limit is 1024");
+    S = ContractionSchedule();
+    return S;
+  }
+  if ((S.ThreadM % S.VectorWidth || S.ThreadN % S.VectorWidth)) {
+    if (VecK)
+      R.problem(*VecK, "thread_vector " + std::to_string(S.VectorWidth) +
+                           " does not divide the thread tile " + std::to_string(S.ThreadM) +
+                           "x" + std::to_string(S.ThreadN));
+    S.VectorWidth = 1;
+  }
+  // Padding adds at most a few elements per row; leave room for it.
+  int64_t Bytes = S.TileK * (S.BlockM + S.BlockN + 16) * ElemBytes;
+  if (Bytes > MaxSharedBytes) {
+    const Knob *Big = BlockK ? BlockK : findKnob(F, "k_tile");
+    if (Big)
+      R.problem(*Big, "the shared-memory tiles need " + std::to_string(Bytes) +
+                          " bytes; the target allows " + std::to_string(MaxSharedBytes));
+    S = ContractionSchedule();
+  }
+  return S;
+}
+
+bool knobEnabled(const Func &F, llvm::StringRef Key, bool Default) {
+  KnobReader R(F, nullptr);
+  return R.onOff(Key).value_or(Default);
+}
+
+int64_t knobInt(const Func &F, llvm::StringRef Key, int64_t Default) {
+  KnobReader R(F, nullptr);
+  int64_t V;
+  return R.ints(Key, 1, INT64_MIN, INT64_MAX, &V) ? V : Default;
+}
+
+std::vector<ScheduleProblem> checkSchedule(const Func &F, int64_t MaxSharedBytes) {
+  std::vector<ScheduleProblem> Problems;
+  for (const Knob &K : F.Schedule)
+    if (!llvm::any_of(knobSpecs(), [&](const KnobSpec &S) { return K.Key == S.Key; })) {
+      std::string Keys;
+      for (const KnobSpec &S : knobSpecs())
+        Keys += (Keys.empty() ? "" : ", ") + std::string(S.Key);
+      Problems.push_back({K.Key, K.Line, "unknown key (the keys: " + Keys + ")"});
+    }
+  contractionSchedule(F, 4, MaxSharedBytes, &Problems);
+  KnobReader R(F, &Problems);
+  int64_t V;
+  if (const Knob *K = R.ints("rows_per_block", 1, 1, 32, &V); K && !isPowerOf2(V))
+    R.problem(*K, "expects a power of 2");
+  if (const Knob *K = R.ints("transpose_tile", 1, 8, 64, &V); K && V % 8)
+    R.problem(*K, "expects a multiple of 8");
+  if (const Knob *K = R.ints("threads", 1, 32, 1024, &V); K && V % 32)
+    R.problem(*K, "expects a multiple of 32 (whole warps)");
+  R.ints("unroll", 1, 1, 64, &V);
+  R.ints("unroll_limit", 1, 1, 256, &V);
+  if (const Knob *K = findKnob(F, "padding"); K && K->Word != "auto" && K->Word != "off")
+    R.ints("padding", 1, 0, 32, &V);
+  return Problems;
+}
+
+} // namespace tdsl

@@ -1,0 +1,83 @@
+//===- Schedule.h - Schedule knobs: the keys, their checks, kernel classes -===//
+//
+// A schedule is what the optimizing passes choose for a launch: tile sizes
+// per level, threads, vector width, unroll factors, padding, prefetching.
+// Each pass chooses by itself from the kernel's class; a user pins a choice
+// with a `schedule NAME { key = value }` block in the .tdsl file or with
+// `--schedule=key=value` on the command line (which wins). The pinned
+// knobs travel on ir::Func::Schedule and print in the IR; every key is
+// listed in knobSpecs() with the pass that reads it, and checkSchedule()
+// rejects an unknown key, a malformed value or an impossible combination
+// (a tile over the shared-memory limit, more than 1024 threads) before any
+// pass runs, so a bad schedule is a located error, never wrong code.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TDSL_PASSES_SCHEDULE_H
+#define TDSL_PASSES_SCHEDULE_H
+
+#include "ir/IR.h"
+
+#include "llvm/ADT/StringRef.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tdsl {
+
+/// One key a pass reads.
+struct KnobSpec {
+  const char *Key;
+  const char *Pass;    ///< the pass that reads it
+  const char *Values;  ///< "[BM, BN]", "N", "on | off", ...
+  const char *Summary; ///< one line, for the docs and --help
+};
+const std::vector<KnobSpec> &knobSpecs();
+
+/// The last knob called Key in F's schedule (later entries win), or null.
+const ir::Knob *findKnob(const ir::Func &F, llvm::StringRef Key);
+
+/// Parses the command-line form "key=64", "key=[128,128]" or "key=off".
+/// Returns the knob, or nothing with Error set.
+std::optional<ir::Knob> parseKnob(llvm::StringRef Text, std::string &Error);
+
+/// A problem with a pinned knob: the key, its .tdsl line (0: command line)
+/// and what is wrong.
+struct ScheduleProblem {
+  std::string Key;
+  unsigned Line = 0;
+  std::string Message;
+};
+
+/// Every problem with F's pinned knobs, for a target whose blocks may use
+/// MaxSharedBytes of shared memory.
+std::vector<ScheduleProblem> checkSchedule(const ir::Func &F, int64_t MaxSharedBytes);
+
+/// What the tile-contraction pass builds: a block computes BlockM x BlockN
+/// outputs, TileK of the reduction at a time, with (BlockM / ThreadM) x
+/// (BlockN / ThreadN) threads of ThreadM x ThreadN outputs each.
+struct ContractionSchedule {
+  int64_t BlockM = 128, BlockN = 128, TileK = 8;
+  int64_t ThreadM = 8, ThreadN = 8;
+  /// Consecutive outputs a thread owns along each tile dimension, so that
+  /// its shared-memory reads are VectorWidth-wide (1: interleaved).
+  int64_t VectorWidth = 4;
+  /// Load the next k tile into registers while computing this one.
+  bool Prefetch = true;
+  int64_t threads() const { return (BlockM / ThreadM) * (BlockN / ThreadN); }
+};
+/// F's contraction schedule: the defaults with F's pinned knobs applied.
+/// Problems (if non-null) receives what makes the pinned values impossible;
+/// ElemBytes is the size of the staged operands' elements.
+ContractionSchedule contractionSchedule(const ir::Func &F, int64_t ElemBytes = 4,
+                                        int64_t MaxSharedBytes = 227 * 1024,
+                                        std::vector<ScheduleProblem> *Problems = nullptr);
+
+/// The value of an `on | off` knob, or Default when it is not pinned.
+bool knobEnabled(const ir::Func &F, llvm::StringRef Key, bool Default);
+/// The value of a one-integer knob, or Default when it is not pinned.
+int64_t knobInt(const ir::Func &F, llvm::StringRef Key, int64_t Default);
+
+} // namespace tdsl
+
+#endif // TDSL_PASSES_SCHEDULE_H
