@@ -7,9 +7,20 @@ namespace tdsl {
 
 const std::vector<PassInfo> &allPasses() {
   static const std::vector<PassInfo> Passes = {
-      // First: every later pass starts from IR that already runs on a GPU
-      // (one thread per output element), and -O0 stops right here.
+      // The kernel-class passes come first: each turns the naive nests of
+      // its class (contraction, row reduction, transpose) into a tiled
+      // launch, or declines with a remark and leaves the nest to map-to-gpu.
+      // (tile-contraction goes here)
+      // (reduce-rows goes here)
+      // (tile-transpose goes here)
+      // Every nest no class pass took: one thread per output element. At
+      // -O0 it is the only pass, so naive code still runs on a GPU.
       {"map-to-gpu", "one launch per statement, one thread per output element", mapToGPU},
+      // Then the passes that refine any launch: wide accesses first, since
+      // the padding must keep them aligned, and unrolling last but one.
+      // (vectorize goes here)
+      // (pad-shared goes here)
+      // (unroll goes here)
       // Folds constants and drops trivial control flow; run last so later
       // passes may emit naive index math and rely on it being cleaned up.
       {"simplify", "fold constants, simplify index arithmetic, drop empty loops",
