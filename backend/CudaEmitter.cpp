@@ -5,6 +5,7 @@
 #include "backend/Signature.h"
 #include "ir/Printer.h"
 #include "passes/Simplify.h"
+#include "passes/Vectorize.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -497,6 +498,7 @@ private:
     --Indent;
   }
   void emitFor(const ForNode &N, ExprWriter &W, bool Last);
+  bool emitVectorCopy(const ForNode &N, ExprWriter &W);
   void emitPlan();
   void emitLauncher();
   void emitLaunchInfo();
@@ -599,6 +601,60 @@ void FuncEmitter::lineComment(unsigned Line) {
   line() << "// line " << Line << (Clean.empty() ? "" : ": ") << Clean << "\n";
 }
 
+/// A `vectorize` copy loop as one wide access on its shared side(s): the
+/// vector pass proved the alignment; register sides move component-wise.
+bool FuncEmitter::emitVectorCopy(const ForNode &N, ExprWriter &W) {
+  int64_t Width = vectorCopyWidth(N);
+  const auto &St = static_cast<const StoreNode &>(*[&] {
+    Stmt B = N.Body;
+    while (B->Kind == StmtKind::Block && static_cast<const BlockNode &>(*B).Stmts.size() == 1)
+      B = static_cast<const BlockNode &>(*B).Stmts.front();
+    return B;
+  }());
+  if (!Width)
+    return false;
+  const auto &Ld = static_cast<const LoadNode &>(*St.Value);
+  const BufferRef &D = W.Buffers.lookup(St.Buffer), &S = W.Buffers.lookup(Ld.Buffer);
+  if (!D.Buf || !S.Buf)
+    return false;
+  std::string VT;
+  if (St.Value->Type == DType::F32)
+    VT = "float" + std::to_string(Width);
+  else if (St.Value->Type == DType::I32)
+    VT = "int" + std::to_string(Width);
+  else
+    return false;
+  auto At = [&](const Buffer &B, const std::vector<Expr> &Idx, int64_t E) {
+    std::vector<Expr> I;
+    for (const Expr &X : Idx)
+      I.push_back(simplifyExpr(substitute(X, N.Var, intImm(E))));
+    return cName(B.Name) + "[" + W.offset(B, I) + "]";
+  };
+  static const char *Lane[] = {".x", ".y", ".z", ".w"};
+  bool WideLoad = S.Buf->Scope == MemScope::Shared, WideStore = D.Buf->Scope == MemScope::Shared;
+  line() << "{ // [vectorize] " << Width << " elements in one " << 4 * Width << "-byte access\n";
+  ++Indent;
+  if (WideLoad) {
+    line() << "const " << VT << " tdsl_vec = *reinterpret_cast<const " << VT << " *>(&"
+           << At(*S.Buf, Ld.Indices, 0) << ");\n";
+  } else {
+    line() << "const " << VT << " tdsl_vec = make_" << VT << "(";
+    for (int64_t E = 0; E < Width; ++E)
+      OS << (E ? ", " : "") << At(*S.Buf, Ld.Indices, E);
+    OS << ");\n";
+  }
+  if (WideStore) {
+    line() << "*reinterpret_cast<" << VT << " *>(&" << At(*D.Buf, St.Indices, 0)
+           << ") = tdsl_vec;\n";
+  } else {
+    for (int64_t E = 0; E < Width; ++E)
+      line() << At(*D.Buf, St.Indices, E) << " = tdsl_vec" << Lane[E] << ";\n";
+  }
+  --Indent;
+  line() << "}\n";
+  return true;
+}
+
 void FuncEmitter::emitFor(const ForNode &N, ExprWriter &W, bool Last) {
   std::string V = cName(N.Var);
   std::string Min = W.str(N.Min);
@@ -606,6 +662,8 @@ void FuncEmitter::emitFor(const ForNode &N, ExprWriter &W, bool Last) {
   auto Bind = [&](const std::string &Hw) {
     return "const Index " + V + " = Index(" + Hw + ")" + (ZeroMin ? "" : " + " + W.str(N.Min, AddPrec)) + ";";
   };
+  if (N.Loop == ForKind::Vectorized && emitVectorCopy(N, W))
+    return;
   // Serial, unrolled and vectorized loops are C++ loops.
   if (N.Loop == ForKind::Serial || N.Loop == ForKind::Unrolled ||
       N.Loop == ForKind::Vectorized) {
@@ -754,6 +812,7 @@ void FuncEmitter::emitStmt(const Stmt &S, ExprWriter &W, bool Last) {
     return;
   }
   case StmtKind::Barrier: line() << "__syncthreads();\n"; return;
+  case StmtKind::Note: line() << "// " << static_cast<const NoteNode &>(*S).Text << "\n"; return;
   case StmtKind::AsyncCopy: {
     // The data is visible only after the async_wait that retires it, so a
     // plain copy computes the same; cp.async comes with the pipelining pass.

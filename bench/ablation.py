@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
-"""Ablation ladder: bench/suite/gemm_f16.tdsl built with the pipeline cut after
-each pass of `tdslc --list-passes` (rung 1: the first pass only, ... last
-rung: the whole pipeline), each rung timed against cuBLAS by tdsl-bench.
+"""Ablation ladder: bench/suite/gemm_f32.tdsl (or gemm_f16 with --type f16)
+built once per rung and timed against cuBLAS by tdsl-bench. Rung 1 is -O0
+(map-to-gpu alone: one thread per output); each next rung turns on the next
+pass of `tdslc --list-passes`, so each pass's gain is the step between two
+rungs. New passes appear as new rungs without editing this file.
 
     python3 bench/ablation.py --tdslc build/bin/tdslc --bench build/bin/tdsl-bench
-        [--out DIR] [--json ablation.json] [--quick]
+        [--out DIR] [--json ablation.json] [--quick] [--type f32|f16]
+        [--variant NAME='--schedule=k_tile=16 ...']...
 
-New passes appear as new rungs without editing this file."""
+With --variant, the rungs are the named variants instead (tdslc flags each,
+on the full pipeline): how a schedule is compared on the GPU."""
 import argparse
 import os
+import shlex
 import subprocess
 import sys
 
@@ -22,17 +27,31 @@ def main():
     ap.add_argument("--out", default="bench-out/ablation")
     ap.add_argument("--json", default="ablation.json")
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--type", default="f32", choices=["f32", "f16"])
+    ap.add_argument("--variant", action="append", default=[])
     args = ap.parse_args()
     b = Builder(args.tdslc, args.out)
-    passes = b.passes()
-    source = os.path.join(REPO, "bench", "suite", "gemm_f16.tdsl")
+    source = os.path.join(REPO, "bench", "suite", f"gemm_{args.type}.tdsl")
+    plan = []
+    if args.variant:
+        for v in args.variant:
+            name, _, flags = v.partition("=")
+            plan.append((name, shlex.split(flags)))
+    else:
+        passes = b.passes()
+        plan.append(("1-naive", ["-O0"]))
+        on = ["map-to-gpu"]
+        for p in passes:
+            if p == "map-to-gpu":
+                continue
+            on.append(p)
+            plan.append((f"{len(plan) + 1}-+{p}", [f"--disable-pass={q}" for q in passes if q not in on]))
     rungs = []
-    for i, p in enumerate(passes):
-        name = f"{i + 1}-{'naive-' if i == 0 else '+'}{p}"
-        flags = [f"--disable-pass={q}" for q in passes[i + 1:]]
+    for i, (name, flags) in enumerate(plan):
         rungs.append(f"{name}={b.build(source, 'rung' + str(i + 1), flags)}")
-        print(f"ablation rung {name}: tdslc {' '.join(flags) or '(full pipeline)'}", flush=True)
-    cmd = [args.bench, "--filter", "ablation-only", "--ablation", ",".join(rungs), "--json", args.json]
+        print(f"ablation {name}: tdslc {' '.join(flags) or '(full pipeline)'}", flush=True)
+    cmd = [args.bench, "--filter", "ablation-only", "--ablation", ",".join(rungs),
+           "--ablation-type", args.type, "--json", args.json]
     if args.quick:
         cmd.append("--quick")
     return subprocess.run(cmd).returncode

@@ -3,7 +3,8 @@
 // (memory-bound kernels), in one run; prints one table and writes JSON.
 //
 //   tdsl-bench [--quick] [--filter SUBSTR] [--json FILE] [--budget-s S]
-//              [--target-s S] [--ablation NAME=LIB.so,...] [--self-test]
+//              [--target-s S] [--ablation NAME=LIB.so,...] [--ablation-type f32|f16]
+//              [--self-test]
 //
 // Every measurement: random inputs (never zeros), outputs poisoned with NaN
 // bytes, one launch checked against an f64 CPU reference on sampled rows
@@ -50,7 +51,7 @@ namespace {
 
 struct Options {
   bool quick = false, selfTest = false;
-  std::string filter, jsonPath = "bench.json", ablation;
+  std::string filter, jsonPath = "bench.json", ablation, ablationType = "f32";
   double budgetS = 4.0;  // one launch over this: skipped
   double targetS = 0.5;  // timed launches stop after about this long
 };
@@ -582,8 +583,14 @@ void suiteAttention() {
 
 void suiteAblation() {
   if (opts.ablation.empty()) return;
+  // Each library holds the same kernel (bench/suite/gemm_<type>.tdsl) built
+  // another way: a rung of the pass ladder or a schedule variant.
+  bool f32 = opts.ablationType == "f32";
+  DType t = f32 ? DType::F32 : DType::F16;
+  std::string symbol = std::string("tdsl_gemm_") + (f32 ? "f32" : "f16");
+  double tol = f32 ? 1e-5 : 1e-2;
   long M = opts.quick ? 256 : 4096;
-  Buf A(size_t(M) * M, DType::F16), B(A.n, DType::F16), C(A.n, DType::F16), P(A.n, DType::F16);
+  Buf A(size_t(M) * M, t), B(A.n, t), C(A.n, t), P(A.n, t);
   fill(A), fill(B);
   size_t start = 0;
   std::string list = opts.ablation + ",";
@@ -592,27 +599,27 @@ void suiteAblation() {
                 path = item.substr(item.find('=') + 1);
     if (item.empty()) continue;
     Case c;
-    c.row = {"ablation:" + name, fmtShape({M, M, M}), "f16", "cuBLAS"};
+    c.row = {"ablation:" + name, fmtShape({M, M, M}), f32 ? "f32" : "f16", "cuBLAS"};
     c.row.flops = 2.0 * M * M * M;
     c.row.bytes = 3.0 * A.bytes();
     c.row.computeBound = true;
     void *lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    using Fn = tdsl_status (*)(const tdsl_f16 *, const tdsl_f16 *, tdsl_f16 *, int64_t, int64_t, int64_t, cudaStream_t);
-    Fn fn = lib ? reinterpret_cast<Fn>(dlsym(lib, "tdsl_gemm_f16")) : nullptr;
+    using Fn = tdsl_status (*)(const void *, const void *, void *, int64_t, int64_t, int64_t, cudaStream_t);
+    Fn fn = lib ? reinterpret_cast<Fn>(dlsym(lib, symbol.c_str())) : nullptr;
     if (!fn) {
-      c.row.status = std::string("FAIL: cannot load tdsl_gemm_f16 from ") + path + ": " + (lib ? "no symbol" : dlerror());
+      c.row.status = "FAIL: cannot load " + symbol + " from " + path + ": " + (lib ? "no symbol" : dlerror());
       anyFailure = true;
       rows.push_back(c.row);
       continue;
     }
     c.tdsl = [&, fn] {
-      tdsl_status s = fn(A.as<tdsl_f16>(), B.as<tdsl_f16>(), C.as<tdsl_f16>(), M, M, M, 0);
+      tdsl_status s = fn(A.p, B.p, C.p, M, M, M, 0);
       return s == TDSL_SUCCESS ? cudaErr(cudaGetLastError(), "after the launch")
                                : std::string("launcher status ") + std::to_string(int(s));
     };
     c.peer = blasGemm(A, B, P, 1, M, M, M, CUBLAS_COMPUTE_32F);
     c.out = &C, c.peerOut = &P;
-    c.check = [&](double *e, double *pe) { return checkGemm(A, B, nullptr, C, &P, 1, M, M, M, 0, 1e-2, e, pe); };
+    c.check = [&](double *e, double *pe) { return checkGemm(A, B, nullptr, C, &P, 1, M, M, M, 0, tol, e, pe); };
     runCase(c);
   }
 }
@@ -692,7 +699,7 @@ void report(const cudaDeviceProp &prop) {
 
 int usage() {
   std::fprintf(stderr, "usage: tdsl-bench [--quick] [--self-test] [--filter SUBSTR] [--json FILE] [--budget-s S] "
-                       "[--target-s S] [--ablation NAME=LIB.so,...]\n");
+                       "[--target-s S] [--ablation NAME=LIB.so,...] [--ablation-type f32|f16]\n");
   return 2;
 }
 
@@ -709,6 +716,7 @@ int main(int argc, char **argv) {
     else if (a == "--budget-s") opts.budgetS = std::atof(value().c_str());
     else if (a == "--target-s") opts.targetS = std::atof(value().c_str());
     else if (a == "--ablation") opts.ablation = value();
+    else if (a == "--ablation-type") opts.ablationType = value();
     else return usage();
   }
   int devices = 0;

@@ -508,7 +508,7 @@ int main(int Argc, char **Argv) {
   }
   if (ListPasses) {
     for (const PassInfo &P : allPasses())
-      outs() << format("%-16s", P.Name) << P.Summary << "\n";
+      outs() << format("%-18s", P.Name) << P.Summary << "\n";
     return 0;
   }
   if (InputFilename.empty()) {

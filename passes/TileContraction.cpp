@@ -1,0 +1,451 @@
+//===- TileContraction.cpp - Block, thread and register tiles for GEMMs ---===//
+#include "passes/TileContraction.h"
+#include "passes/PassUtils.h"
+#include "passes/Schedule.h"
+#include "passes/Simplify.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <string>
+#include <vector>
+
+namespace tdsl {
+
+using namespace ir;
+
+namespace {
+
+/// The loads of an expression, in first-appearance order, without repeats.
+class LoadCollector : public IRVisitor {
+public:
+  std::vector<Expr> Loads;
+  void visit(const Expr &E) override {
+    if (E->Kind == ExprKind::Load &&
+        llvm::none_of(Loads, [&](const Expr &L) { return structurallyEqual(L, E); }))
+      Loads.push_back(E);
+    IRVisitor::visit(E);
+  }
+  using IRVisitor::visit;
+};
+
+/// Replaces whole expressions (the staged loads) and ACC[0] by new ones.
+class Replacer : public IRMutator {
+public:
+  std::vector<std::pair<Expr, Expr>> Map; ///< from (structural match) -> to
+  std::string Acc;
+  std::vector<Expr> AccIndices; ///< ACC[0] becomes ACC[AccIndices...]
+
+  Expr mutate(const Expr &E) override {
+    for (const auto &[From, To] : Map)
+      if (structurallyEqual(E, From))
+        return To;
+    return IRMutator::mutate(E);
+  }
+  using IRMutator::mutate;
+
+protected:
+  Expr visitLoad(const LoadNode &N, const Expr &E) override {
+    if (N.Buffer == Acc)
+      return load(N.Type, Acc, AccIndices);
+    return IRMutator::visitLoad(N, E);
+  }
+  Stmt visitStore(const StoreNode &N, const Stmt &S) override {
+    if (N.Buffer != Acc)
+      return IRMutator::visitStore(N, S);
+    return store(Acc, AccIndices, mutate(N.Value), N.SrcLine);
+  }
+};
+
+/// One staged operand: a load that uses k and exactly one tile dimension.
+struct Operand {
+  Expr Load;
+  DType Type;
+  bool RowSide;  ///< indexed by the output row (m); else by the column (n)
+  bool KFastest; ///< its last index uses k: the copy runs k fastest
+  std::string Tile, Regs, Next;
+};
+
+/// The statements of S, a block or one statement.
+std::vector<Stmt> stmtsOf(const Stmt &S) {
+  if (S->Kind == StmtKind::Block)
+    return static_cast<const BlockNode &>(*S).Stmts;
+  return {S};
+}
+
+Expr c(int64_t V) { return intImm(V); }
+Expr div(Expr A, Expr B) { return binary(BinaryOp::Div, std::move(A), std::move(B)); }
+Expr mod(Expr A, Expr B) { return binary(BinaryOp::Mod, std::move(A), std::move(B)); }
+Expr le(Expr A, Expr B) { return binary(BinaryOp::Le, std::move(A), std::move(B)); }
+Expr land(Expr A, Expr B) { return binary(BinaryOp::And, std::move(A), std::move(B)); }
+Expr ceilDiv(Expr A, int64_t B) { return div(add(std::move(A), c(B - 1)), c(B)); }
+
+class Tiler {
+public:
+  explicit Tiler(Func &F) : F(F), Names(F) {}
+
+  Stmt tile(const Stmt &Nest);
+
+private:
+  Func &F;
+  NameTable Names;
+  ContractionSchedule S;
+
+  // The nest being tiled.
+  std::vector<const ForNode *> Batch;
+  const ForNode *RowLoop = nullptr, *ColLoop = nullptr, *RedLoop = nullptr;
+  std::string Acc;
+  DType AccType = DType::F32;
+  std::vector<Operand> Ops;
+  // Names of the launch's variables.
+  std::string BZ, BY, BX, TX, TR, TC, KT;
+
+  bool decline(const Stmt &Nest, const llvm::Twine &Why) {
+    remark("tile-contraction", Nest->SrcLine, Why + "; left to map-to-gpu");
+    return false;
+  }
+  bool match(const Stmt &Nest, std::vector<Stmt> &Pro, std::vector<Stmt> &Epi, Expr &Update);
+
+  int64_t threadsAlong(bool Row) const {
+    return Row ? S.BlockM / S.ThreadM : S.BlockN / S.ThreadN;
+  }
+  /// The tile offset of a thread's I-th output along rows (or columns):
+  /// groups of VW consecutive outputs, the groups strided by threads * VW.
+  Expr outputOffset(bool Row, Expr I) const {
+    int64_t VW = S.VectorWidth, Threads = threadsAlong(Row);
+    Expr Thread = var(Row ? TR : TC);
+    return simplifyExpr(add(add(mul(div(I, c(VW)), c(Threads * VW)), mul(Thread, c(VW))),
+                            mod(I, c(VW))));
+  }
+  /// The same for output G * VW + V of a thread (group G, lane V).
+  Expr outputOffset(bool Row, const Expr &G, const Expr &V) const {
+    int64_t VW = S.VectorWidth, Threads = threadsAlong(Row);
+    return add(add(mul(G, c(Threads * VW)), mul(var(Row ? TR : TC), c(VW))), V);
+  }
+  Expr blockOffset(bool Row) const {
+    return mul(var(Row ? BY : BX), c(Row ? S.BlockM : S.BlockN));
+  }
+  Stmt copyTile(const Operand &O, Expr KBase, bool ToRegs, unsigned Line);
+  Stmt storeNextToTile(const Operand &O, unsigned Line);
+  Stmt computeStep(Expr KBase, Expr Steps, bool Full, const Expr &Update, unsigned Line);
+};
+
+bool Tiler::match(const Stmt &Nest, std::vector<Stmt> &Pro, std::vector<Stmt> &Epi,
+                  Expr &Update) {
+  if (hasGPULoops(Nest))
+    return false;
+  LoopRun Run = outerSerialLoops(Nest);
+  if (Run.Loops.size() < 2 || Run.Inner->Kind != StmtKind::Allocate)
+    return false;
+  const auto &A = static_cast<const AllocateNode &>(*Run.Inner);
+  if (A.Buf.Scope != MemScope::Register || A.Buf.rank() != 1 ||
+      asConstInt(A.Buf.Shape[0]) != 1)
+    return false;
+  std::vector<Stmt> Body = stmtsOf(A.Body);
+  size_t LoopAt = Body.size();
+  for (size_t I = 0; I < Body.size(); ++I)
+    if (Body[I]->Kind == StmtKind::For) {
+      if (LoopAt != Body.size())
+        return decline(Nest, "more than one reduction loop");
+      LoopAt = I;
+    }
+  if (LoopAt == Body.size())
+    return false;
+  Acc = A.Buf.Name;
+  AccType = A.Buf.Type;
+  RedLoop = static_cast<const ForNode *>(Body[LoopAt].get());
+  Batch.assign(Run.Loops.begin(), Run.Loops.end() - 2);
+  RowLoop = Run.Loops[Run.Loops.size() - 2];
+  ColLoop = Run.Loops.back();
+  std::vector<std::string> Outer;
+  for (const ForNode *L : Run.Loops)
+    Outer.push_back(L->Var);
+  if (RedLoop->Loop != ForKind::Serial)
+    return decline(Nest, "the reduction loop is not serial");
+  if (usesAnyVar(RedLoop->Min, Outer) || usesAnyVar(RedLoop->Extent, Outer))
+    return decline(Nest, "the reduction's bounds depend on the output indices");
+  Stmt Red = stripBlocks(RedLoop->Body);
+  if (Red->Kind != StmtKind::Store || static_cast<const StoreNode &>(*Red).Buffer != Acc)
+    return decline(Nest, "the reduction loop does more than update the accumulator");
+  Update = static_cast<const StoreNode &>(*Red).Value;
+
+  // Init and epilogue: no loops; the init reads nothing.
+  Pro.assign(Body.begin(), Body.begin() + LoopAt);
+  Epi.assign(Body.begin() + LoopAt + 1, Body.end());
+  for (const Stmt &P : Pro)
+    if (P->Kind != StmtKind::Store || static_cast<const StoreNode &>(*P).Buffer != Acc ||
+        hasLoads(static_cast<const StoreNode &>(*P).Value))
+      return decline(Nest, "the accumulator's initialization reads memory");
+  for (const Stmt &E : Epi)
+    if (hasGPULoops(E) || usesAnyVar(E, {RedLoop->Var}))
+      return decline(Nest, "the epilogue uses the reduction index");
+
+  // Every load of the update is ACC[0] or an operand of one side.
+  LoadCollector LC;
+  LC.visit(Update);
+  Ops.clear();
+  for (const Expr &L : LC.Loads) {
+    const auto &N = static_cast<const LoadNode &>(*L);
+    if (N.Buffer == Acc) {
+      if (N.Indices.size() != 1 || asConstInt(N.Indices[0]) != 0)
+        return decline(Nest, "the accumulator is read at another index");
+      continue;
+    }
+    for (const Expr &I : N.Indices)
+      if (hasLoads(I))
+        return decline(Nest, "'" + N.Buffer + "' is indexed through memory");
+    bool K = usesAnyVar(L, {RedLoop->Var}), M = usesAnyVar(L, {RowLoop->Var}),
+         Nn = usesAnyVar(L, {ColLoop->Var});
+    if (!K || M == Nn)
+      return decline(Nest, "'" + N.Buffer + "' is not indexed by the reduction index and "
+                           "exactly one output index, so it is not a tile operand");
+    Operand O;
+    O.Load = L;
+    O.Type = N.Type;
+    O.RowSide = M;
+    O.KFastest = usesAnyVar(N.Indices.back(), {RedLoop->Var});
+    Ops.push_back(std::move(O));
+  }
+  if (Ops.empty())
+    return decline(Nest, "the reduction reads no operand");
+  return true;
+}
+
+/// One cooperative copy of O's k tile starting at KBase: into O.Next
+/// (registers, ToRegs) or straight into O.Tile. Element l of the tile is
+/// (kk, x) = (l % BK, l / BK) when k is the operand's contiguous index and
+/// (l / BX, l % BX) otherwise, so consecutive threads read consecutive
+/// global addresses. Outside the tensor the tile holds zeros.
+Stmt Tiler::copyTile(const Operand &O, Expr KBase, bool ToRegs, unsigned Line) {
+  int64_t BX = O.RowSide ? S.BlockM : S.BlockN, Total = S.TileK * BX;
+  int64_t Threads = S.threads(), Copies = (Total + Threads - 1) / Threads;
+  const ForNode *XLoop = O.RowSide ? RowLoop : ColLoop;
+  std::string C = Names.fresh("c"), L = Names.fresh("l"), KK = Names.fresh("kk"),
+              X = Names.fresh("x");
+  Expr LV = var(L);
+  Expr KKV = O.KFastest ? mod(LV, c(S.TileK)) : div(LV, c(BX));
+  Expr XV = O.KFastest ? div(LV, c(S.TileK)) : mod(LV, c(BX));
+  Expr GX = add(blockOffset(O.RowSide), var(X)), GK = add(KBase, var(KK));
+  Expr Value = substitute(O.Load, XLoop->Var, add(XLoop->Min, GX));
+  Value = substitute(Value, RedLoop->Var, add(RedLoop->Min, GK));
+  auto Dest = [&](Expr V) {
+    return ToRegs ? store(O.Next, {var(C)}, V, Line) : store(O.Tile, {var(KK), var(X)}, V, Line);
+  };
+  Stmt Body = ifThen(land(lt(GX, XLoop->Extent), lt(GK, RedLoop->Extent)), Dest(Value),
+                     Dest(zeroOf(O.Type)), Line);
+  Body = letStmt(KK, KKV, letStmt(X, XV, Body, Line), Line);
+  if (Total % Threads)
+    Body = ifThen(lt(LV, c(Total)), Body, nullptr, Line);
+  Body = letStmt(L, add(var(TX), mul(var(C), c(Threads))), Body, Line);
+  return forLoop(C, c(0), c(Copies), ForKind::Serial, Body, Line);
+}
+
+/// O.Next (a prefetched tile, as copyTile(ToRegs) laid it out) -> O.Tile.
+Stmt Tiler::storeNextToTile(const Operand &O, unsigned Line) {
+  int64_t BX = O.RowSide ? S.BlockM : S.BlockN, Total = S.TileK * BX;
+  int64_t Threads = S.threads(), Copies = (Total + Threads - 1) / Threads;
+  std::string C = Names.fresh("c"), L = Names.fresh("l");
+  Expr LV = var(L);
+  Expr KKV = O.KFastest ? mod(LV, c(S.TileK)) : div(LV, c(BX));
+  Expr XV = O.KFastest ? div(LV, c(S.TileK)) : mod(LV, c(BX));
+  Stmt Body = store(O.Tile, {KKV, XV}, load(O.Type, O.Next, {var(C)}), Line);
+  if (Total % Threads)
+    Body = ifThen(lt(LV, c(Total)), Body, nullptr, Line);
+  Body = letStmt(L, add(var(TX), mul(var(C), c(Threads))), Body, Line);
+  return forLoop(C, c(0), c(Copies), ForKind::Serial, Body, Line);
+}
+
+/// Steps k values of the staged tiles: each operand's registers from
+/// shared memory, then every output of the thread updated. Full: Steps
+/// is the constant BK (unrolled later); otherwise the partial last tile.
+Stmt Tiler::computeStep(Expr KBase, Expr Steps, bool Full, const Expr &Update, unsigned Line) {
+  std::string KK = Names.fresh(Full ? "kk" : "kr");
+  std::vector<Stmt> Step;
+  int64_t VW = S.VectorWidth;
+  for (const Operand &O : Ops) {
+    // Groups of VW consecutive values, so vectorize can make each group
+    // one wide shared-memory read.
+    int64_t N = O.RowSide ? S.ThreadM : S.ThreadN;
+    std::string G = Names.fresh(O.RowSide ? "ig" : "jg"), V = Names.fresh(O.RowSide ? "iv" : "jv");
+    Expr I = add(mul(var(G), c(VW)), var(V));
+    Stmt Read = store(O.Regs, {I},
+                      load(O.Type, O.Tile, {var(KK), outputOffset(O.RowSide, var(G), var(V))}),
+                      Line);
+    Step.push_back(forLoop(G, c(0), c(N / VW), ForKind::Serial,
+                           forLoop(V, c(0), c(VW), ForKind::Serial, Read, Line), Line));
+  }
+  std::string I = Names.fresh("i"), J = Names.fresh("j");
+  Replacer R;
+  R.Acc = Acc;
+  R.AccIndices = {var(I), var(J)};
+  for (const Operand &O : Ops)
+    R.Map.push_back({O.Load, load(O.Type, O.Regs, {var(O.RowSide ? I : J)})});
+  Expr V = R.mutate(Update);
+  Stmt Upd = store(Acc, {var(I), var(J)}, V, Line);
+  // Output and reduction indices the update still uses directly.
+  if (usesAnyVar(V, {RedLoop->Var}))
+    Upd = letStmt(RedLoop->Var, add(RedLoop->Min, add(KBase, var(KK))), Upd, Line);
+  if (usesAnyVar(V, {ColLoop->Var}))
+    Upd = letStmt(ColLoop->Var,
+                  add(ColLoop->Min, add(blockOffset(false), outputOffset(false, var(J)))), Upd,
+                  Line);
+  if (usesAnyVar(V, {RowLoop->Var}))
+    Upd = letStmt(RowLoop->Var,
+                  add(RowLoop->Min, add(blockOffset(true), outputOffset(true, var(I)))), Upd,
+                  Line);
+  Step.push_back(forLoop(I, c(0), c(S.ThreadM), ForKind::Serial,
+                         forLoop(J, c(0), c(S.ThreadN), ForKind::Serial, Upd, Line), Line));
+  return forLoop(KK, c(0), Steps, ForKind::Serial, block(std::move(Step)), Line);
+}
+
+Stmt Tiler::tile(const Stmt &Nest) {
+  std::vector<Stmt> Pro, Epi;
+  Expr Update;
+  if (!match(Nest, Pro, Epi, Update))
+    return Nest;
+  int64_t Bytes = 1;
+  for (const Operand &O : Ops)
+    Bytes = std::max<int64_t>(Bytes, dtypeBytes(O.Type));
+  S = contractionSchedule(F, Bytes);
+  unsigned Line = Nest->SrcLine;
+
+  if (BX.empty()) {
+    BZ = Names.fresh("bz");
+    BY = Names.fresh("by");
+    BX = Names.fresh("bx");
+    TX = Names.fresh("tx");
+    TR = Names.fresh("tr");
+    TC = Names.fresh("tc");
+    KT = Names.fresh("kt");
+  }
+  for (Operand &O : Ops) {
+    const std::string &Buf = static_cast<const LoadNode &>(*O.Load).Buffer;
+    O.Tile = Names.fresh(Buf + "_tile");
+    O.Regs = Names.fresh(Buf + "_reg");
+    O.Next = Names.fresh(Buf + "_next");
+  }
+
+  // Initialization of every output of the thread.
+  std::vector<Stmt> Body;
+  std::string I = Names.fresh("i"), J = Names.fresh("j");
+  {
+    Replacer R;
+    R.Acc = Acc;
+    R.AccIndices = {var(I), var(J)};
+    std::vector<Stmt> Init;
+    for (const Stmt &P : Pro)
+      Init.push_back(R.mutate(P));
+    Body.push_back(forLoop(I, c(0), c(S.ThreadM), ForKind::Serial,
+                           forLoop(J, c(0), c(S.ThreadN), ForKind::Serial, block(Init), Line),
+                           Line));
+  }
+
+  // The k loop over tiles.
+  Expr KExt = RedLoop->Extent;
+  Expr Tiles = ceilDiv(KExt, S.TileK);
+  Expr KBase = mul(var(KT), c(S.TileK));
+  std::vector<Stmt> Loop;
+  if (S.Prefetch) {
+    for (const Operand &O : Ops)
+      Body.push_back(copyTile(O, c(0), /*ToRegs=*/true, Line));
+    for (const Operand &O : Ops)
+      Loop.push_back(storeNextToTile(O, Line));
+    Loop.push_back(barrier(Line));
+    std::vector<Stmt> Next;
+    for (const Operand &O : Ops)
+      Next.push_back(copyTile(O, add(KBase, c(S.TileK)), /*ToRegs=*/true, Line));
+    Loop.push_back(ifThen(lt(add(var(KT), c(1)), Tiles), block(Next), nullptr, Line));
+  } else {
+    for (const Operand &O : Ops)
+      Loop.push_back(copyTile(O, KBase, /*ToRegs=*/false, Line));
+    Loop.push_back(barrier(Line));
+  }
+  Loop.push_back(ifThen(le(add(KBase, c(S.TileK)), KExt),
+                        computeStep(KBase, c(S.TileK), /*Full=*/true, Update, Line),
+                        computeStep(KBase, sub(KExt, KBase), /*Full=*/false, Update, Line),
+                        Line));
+  Loop.push_back(barrier(Line));
+  Body.push_back(forLoop(KT, c(0), Tiles, ForKind::Serial, block(Loop), Line));
+
+  // The epilogue, for the outputs inside the tensor.
+  {
+    Replacer R;
+    R.Acc = Acc;
+    R.AccIndices = {var(I), var(J)};
+    std::vector<Stmt> Out;
+    for (const Stmt &E : Epi)
+      Out.push_back(R.mutate(E));
+    Expr GM = add(blockOffset(true), outputOffset(true, var(I)));
+    Expr GN = add(blockOffset(false), outputOffset(false, var(J)));
+    Stmt St = letStmt(RowLoop->Var, add(RowLoop->Min, GM),
+                      letStmt(ColLoop->Var, add(ColLoop->Min, GN), block(Out), Line), Line);
+    St = ifThen(land(lt(GM, RowLoop->Extent), lt(GN, ColLoop->Extent)), St, nullptr, Line);
+    Body.push_back(forLoop(I, c(0), c(S.ThreadM), ForKind::Serial,
+                           forLoop(J, c(0), c(S.ThreadN), ForKind::Serial, St, Line), Line));
+  }
+
+  // Storage: the accumulators, each operand's tile, registers and prefetch.
+  Stmt Launch = block(std::move(Body));
+  int64_t Threads = S.threads();
+  for (auto It = Ops.rbegin(); It != Ops.rend(); ++It) {
+    const Operand &O = *It;
+    int64_t BXn = O.RowSide ? S.BlockM : S.BlockN;
+    if (S.Prefetch) {
+      Buffer Next{O.Next, O.Type, {c((S.TileK * BXn + Threads - 1) / Threads)},
+                  MemScope::Register};
+      Launch = allocate(Next, Launch, Line);
+    }
+    Buffer Regs{O.Regs, O.Type, {c(O.RowSide ? S.ThreadM : S.ThreadN)}, MemScope::Register};
+    Launch = allocate(Regs, Launch, Line);
+  }
+  Launch = allocate(Buffer{Acc, AccType, {c(S.ThreadM), c(S.ThreadN)}, MemScope::Register},
+                    Launch, Line);
+  for (auto It = Ops.rbegin(); It != Ops.rend(); ++It)
+    Launch = allocate(Buffer{It->Tile, It->Type, {c(S.TileK), c(It->RowSide ? S.BlockM : S.BlockN)},
+                             MemScope::Shared},
+                      Launch, Line);
+
+  // Thread coordinates, batch indices, the note.
+  Launch = letStmt(TR, div(var(TX), c(S.BlockN / S.ThreadN)),
+                   letStmt(TC, mod(var(TX), c(S.BlockN / S.ThreadN)), Launch, Line), Line);
+  Expr BatchTotal = c(1);
+  if (!Batch.empty()) {
+    Expr Stride = c(1);
+    for (size_t K = Batch.size(); K-- > 0;) {
+      const ForNode &L = *Batch[K];
+      Expr V = K + 1 == Batch.size() ? var(BZ) : div(var(BZ), Stride);
+      if (K != 0)
+        V = mod(V, L.Extent);
+      Launch = letStmt(L.Var, add(V, L.Min), Launch, L.SrcLine);
+      Stride = K + 1 == Batch.size() ? L.Extent : mul(L.Extent, Stride);
+    }
+    BatchTotal = Stride;
+  }
+  std::string Names2;
+  for (const Operand &O : Ops)
+    Names2 += (Names2.empty() ? "" : ", ") + static_cast<const LoadNode &>(*O.Load).Buffer;
+  std::string Note =
+      "[tile-contraction] block tile " + std::to_string(S.BlockM) + "x" +
+      std::to_string(S.BlockN) + ", k step " + std::to_string(S.TileK) + ", " +
+      std::to_string(Threads) + " threads of " + std::to_string(S.ThreadM) + "x" +
+      std::to_string(S.ThreadN) + " outputs in registers (groups of " +
+      std::to_string(S.VectorWidth) + "); " + Names2 +
+      " staged in shared memory, so each global element is read once per block, not once "
+      "per output" +
+      (S.Prefetch ? "; the next k tile is loaded into registers during this one's FMAs" : "");
+  Launch = block({note(Note, Line), Launch});
+  Launch = forLoop(TX, c(0), c(Threads), ForKind::ThreadX, Launch, Line);
+  Launch = forLoop(BX, c(0), ceilDiv(ColLoop->Extent, S.BlockN), ForKind::BlockX, Launch, Line);
+  Launch = forLoop(BY, c(0), ceilDiv(RowLoop->Extent, S.BlockM), ForKind::BlockY, Launch, Line);
+  if (!Batch.empty())
+    Launch = forLoop(BZ, c(0), BatchTotal, ForKind::BlockZ, Launch, Line);
+  return Launch;
+}
+
+} // namespace
+
+void tileContraction(Func &F) {
+  Tiler T(F);
+  rewriteNests(F, [&](const Stmt &S) { return T.tile(S); });
+}
+
+} // namespace tdsl

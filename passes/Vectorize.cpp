@@ -1,0 +1,155 @@
+//===- Vectorize.cpp - 8- and 16-byte shared-memory and register accesses -===//
+#include "passes/Vectorize.h"
+#include "passes/PassUtils.h"
+#include "passes/Simplify.h"
+
+#include "llvm/ADT/StringMap.h"
+
+#include <string>
+
+namespace tdsl {
+
+using namespace ir;
+
+int64_t vectorCopyWidth(const ForNode &N) {
+  std::optional<int64_t> W = asConstInt(N.Extent);
+  if (!W || (*W != 2 && *W != 4) || asConstInt(N.Min) != 0)
+    return 0;
+  Stmt Body = stripBlocks(N.Body);
+  if (Body->Kind != StmtKind::Store)
+    return 0;
+  const auto &St = static_cast<const StoreNode &>(*Body);
+  if (St.Value->Kind != ExprKind::Load || dtypeBytes(St.Value->Type) != 4)
+    return 0;
+  return *W;
+}
+
+namespace {
+
+class Vectorizer : public IRMutator {
+public:
+  unsigned Done = 0;
+
+protected:
+  Stmt visitLet(const LetNode &N, const Stmt &S) override {
+    Expr Saved = Lets.lookup(N.Var);
+    Lets[N.Var] = N.Value;
+    Stmt Out = IRMutator::visitLet(N, S);
+    Lets[N.Var] = Saved;
+    return Out;
+  }
+  Stmt visitAllocate(const AllocateNode &N, const Stmt &S) override {
+    const Buffer *Saved = Buffers.lookup(N.Buf.Name);
+    Buffers[N.Buf.Name] = &N.Buf;
+    Stmt Out = IRMutator::visitAllocate(N, S);
+    Buffers[N.Buf.Name] = Saved;
+    return Out;
+  }
+  Stmt visitFor(const ForNode &N, const Stmt &S) override {
+    Stmt Body = mutate(N.Body);
+    int64_t W = N.Loop == ForKind::Serial ? vectorCopyWidth(N) : 0;
+    if (W && accessOk(N, W)) {
+      ++Done;
+      return forLoop(N.Var, N.Min, N.Extent, ForKind::Vectorized, Body, N.SrcLine);
+    }
+    return Body == N.Body ? S
+                          : forLoop(N.Var, N.Min, N.Extent, N.Loop, Body, N.SrcLine, N.Unroll);
+  }
+
+private:
+  llvm::StringMap<Expr> Lets;
+  llvm::StringMap<const Buffer *> Buffers;
+
+  /// E is a multiple of W for every value of its variables.
+  bool multipleOf(const Expr &E, int64_t W, unsigned Depth = 0) {
+    if (Depth > 64)
+      return false;
+    if (std::optional<int64_t> C = asConstInt(E))
+      return *C % W == 0;
+    if (E->Kind == ExprKind::Var) {
+      Expr V = Lets.lookup(static_cast<const VarNode &>(*E).Name);
+      return V && multipleOf(V, W, Depth + 1);
+    }
+    if (E->Kind != ExprKind::Binary)
+      return false;
+    const auto &B = static_cast<const BinaryNode &>(*E);
+    switch (B.Op) {
+    case BinaryOp::Add:
+    case BinaryOp::Sub: return multipleOf(B.A, W, Depth + 1) && multipleOf(B.B, W, Depth + 1);
+    case BinaryOp::Mul: return multipleOf(B.A, W, Depth + 1) || multipleOf(B.B, W, Depth + 1);
+    default: return false;
+    }
+  }
+
+  /// One side of the copy: registers always qualify; shared memory when
+  /// its last index is base + v with base a multiple of W, v nowhere else,
+  /// and rows a multiple of W long.
+  bool sideOk(const std::string &Name, const std::vector<Expr> &Idx, const ForNode &L,
+              int64_t W) {
+    const Buffer *B = Buffers.lookup(Name);
+    if (!B || Idx.empty())
+      return false;
+    // The last index is v, base + v or v + base, base free of v.
+    Expr Base;
+    const Expr &Last = Idx.back();
+    auto IsV = [&](const Expr &E) {
+      return E->Kind == ExprKind::Var && static_cast<const VarNode &>(*E).Name == L.Var;
+    };
+    if (IsV(Last)) {
+      Base = intImm(0);
+    } else if (Last->Kind == ExprKind::Binary &&
+               static_cast<const BinaryNode &>(*Last).Op == BinaryOp::Add) {
+      const auto &A = static_cast<const BinaryNode &>(*Last);
+      if (IsV(A.B))
+        Base = A.A;
+      else if (IsV(A.A))
+        Base = A.B;
+    }
+    bool Unit = Base && !usesAnyVar(Base, {L.Var});
+    for (size_t I = 0; I + 1 < Idx.size(); ++I)
+      Unit &= !usesAnyVar(Idx[I], {L.Var});
+    if (!Unit)
+      return false;
+    if (B->Scope == MemScope::Register)
+      return true;
+    if (B->Scope != MemScope::Shared) {
+      remark("vectorize", L.SrcLine,
+             "'" + Name + "' is in global memory: its alignment is not proven; scalar accesses");
+      return false;
+    }
+    std::optional<int64_t> Row = asConstInt(simplifyExpr(B->Shape.back()));
+    int64_t Pad = B->Padding.empty() ? 0 : B->Padding.back();
+    if (!Row || (*Row + Pad) % W || !multipleOf(Base, W)) {
+      remark("vectorize", L.SrcLine,
+             "'" + Name + "' is not provably aligned to " + std::to_string(W) +
+                 " elements; scalar accesses");
+      return false;
+    }
+    return true;
+  }
+
+  bool accessOk(const ForNode &L, int64_t W) {
+    const auto &St = static_cast<const StoreNode &>(*stripBlocks(L.Body));
+    const auto &Ld = static_cast<const LoadNode &>(*St.Value);
+    const Buffer *D = Buffers.lookup(St.Buffer), *S = Buffers.lookup(Ld.Buffer);
+    // Something to gain: at least one side in shared memory.
+    if (!D || !S || (D->Scope != MemScope::Shared && S->Scope != MemScope::Shared))
+      return false;
+    return sideOk(St.Buffer, St.Indices, L, W) && sideOk(Ld.Buffer, Ld.Indices, L, W);
+  }
+};
+
+} // namespace
+
+void vectorize(Func &F) {
+  rewriteNests(F, [&](const Stmt &S) {
+    Vectorizer V;
+    Stmt Out = V.mutate(S);
+    if (Out != S)
+      remark("vectorize", S->SrcLine,
+             std::to_string(V.Done) + " copy loop(s) made single wide accesses");
+    return Out;
+  });
+}
+
+} // namespace tdsl

@@ -1,0 +1,43 @@
+//===- Vectorize.h - 8- and 16-byte shared-memory and register accesses ---===//
+//
+// Requires: valid IR with launches (after the tiling passes and map-to-gpu).
+// Ensures: the same results (the loop kind changes, nothing else). A serial
+//   loop `for v in 0..W` (W = 2 or 4, 4-byte elements) whose body is one
+//   copy D[..., base_d + v] = S[..., base_s + v] becomes `vectorize` when
+//   every shared-memory side is provably aligned: its buffer has a constant
+//   shape whose innermost extent is a multiple of W (pad-shared keeps the
+//   padding a multiple of W too) and base is a multiple of W by
+//   construction (a sum of terms with a constant factor divisible by W,
+//   through let-bound variables). Register sides need no alignment (the
+//   backend moves the vector's components one by one). The backend emits
+//   the shared side as ONE float4 / float2 (int4 / int2) access: a quarter
+//   of the load instructions of the scalar loop, and for a warp reading
+//   contiguous 16-byte chunks no bank conflict.
+//   Global sides are declined with a remark: the row stride of a tensor is
+//   a runtime size, so alignment is not proven (a later launcher-checked
+//   fast path can take them).
+// Why here: after every pass that creates loops and before pad-shared,
+//   which must keep the vectorized rows aligned, and unroll, which would
+//   otherwise turn the loop into `unroll`.
+//
+// Test: test/passes/vectorize.tir
+//
+//===----------------------------------------------------------------------===//
+#ifndef TDSL_PASSES_VECTORIZE_H
+#define TDSL_PASSES_VECTORIZE_H
+
+#include "ir/IR.h"
+
+namespace tdsl {
+
+/// Marks F's provably aligned short copy loops `vectorize`.
+void vectorize(ir::Func &F);
+
+/// The width of a `vectorize` loop the backend emits as one wide access
+/// (2 or 4), or 0 if N is not such a loop: its body is one store of a
+/// load, 4-byte elements, extent 2 or 4, min 0.
+int64_t vectorCopyWidth(const ir::ForNode &N);
+
+} // namespace tdsl
+
+#endif // TDSL_PASSES_VECTORIZE_H
