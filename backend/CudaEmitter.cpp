@@ -5,6 +5,7 @@
 #include "backend/Signature.h"
 #include "ir/Printer.h"
 #include "passes/Simplify.h"
+#include "passes/Schedule.h"
 #include "passes/Vectorize.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -850,7 +851,11 @@ void FuncEmitter::emitKernels() {
     OS << ".\n";
     OS << "constexpr int " << Const << " = " << Threads << ";\n\n";
     OS << "template <typename Index>\n";
-    OS << "__global__ void __launch_bounds__(" << Const << ")\n";
+    // min_blocks asks ptxas to leave registers for that many resident
+    // blocks per SM (a knob: register tiles trade occupancy for reuse).
+    int64_t MinBlocks = knobInt(F, "min_blocks", 0);
+    OS << "__global__ void __launch_bounds__(" << Const
+       << (MinBlocks > 1 ? ", " + std::to_string(MinBlocks) : std::string()) << ")\n";
     OS << kernelName(L) << "(";
     ExprWriter W(Sizes, /*Host=*/false);
     bool First = true;

@@ -23,7 +23,13 @@ const std::vector<KnobSpec> &knobSpecs() {
        "consecutive outputs per thread and row, read from shared memory at once "
        "(default 4)"},
       {"prefetch", "tile-contraction", "on | off",
-       "load the next k tile into registers while computing this one (default on)"},
+       "load the next k tile into registers while computing this one (default off)"},
+      {"stages", "tile-contraction", "1 | 2",
+       "shared-memory buffers per operand: 2 stores tile k+1 while tile k is read, one "
+       "barrier per tile (default 1; 2 needs prefetch = on)"},
+      {"min_blocks", "backend", "N",
+       "blocks per SM the kernel's register use must allow (__launch_bounds__'s second "
+       "argument; default none)"},
       {"rows_per_block", "reduce-rows", "W",
        "rows of a row reduction per block, one warp each (default 8)"},
       {"transpose_tile", "tile-transpose", "T",
@@ -179,6 +185,14 @@ ContractionSchedule contractionSchedule(const Func &F, int64_t ElemBytes,
     S.VectorWidth = Vec;
   if (std::optional<bool> P = R.onOff("prefetch"))
     S.Prefetch = *P;
+  int64_t Stages;
+  if (const Knob *StK = R.ints("stages", 1, 1, 2, &Stages)) {
+    S.Stages = Stages;
+    if (Stages == 2 && !S.Prefetch) {
+      R.problem(*StK, "2 stages need prefetch = on (tile k+1 waits in registers)");
+      S.Stages = 1;
+    }
+  }
 
   // The combination must make a launch the hardware runs: blame the knob
   // the user pinned (the block tile when both are defaults' neighbours).
@@ -206,7 +220,7 @@ ContractionSchedule contractionSchedule(const Func &F, int64_t ElemBytes,
     S.VectorWidth = 1;
   }
   // Padding adds at most a few elements per row; leave room for it.
-  int64_t Bytes = S.TileK * (S.BlockM + S.BlockN + 16) * ElemBytes;
+  int64_t Bytes = S.Stages * S.TileK * (S.BlockM + S.BlockN + 16) * ElemBytes;
   if (Bytes > MaxSharedBytes) {
     const Knob *Big = BlockK ? BlockK : findKnob(F, "k_tile");
     if (Big)
@@ -247,6 +261,7 @@ std::vector<ScheduleProblem> checkSchedule(const Func &F, int64_t MaxSharedBytes
   if (const Knob *K = R.ints("threads", 1, 32, 1024, &V); K && V % 32)
     R.problem(*K, "expects a multiple of 32 (whole warps)");
   R.ints("unroll", 1, 1, 64, &V);
+  R.ints("min_blocks", 1, 1, 32, &V);
   R.ints("unroll_limit", 1, 1, 256, &V);
   if (const Knob *K = findKnob(F, "padding"); K && K->Word != "auto" && K->Word != "off")
     R.ints("padding", 1, 0, 32, &V);

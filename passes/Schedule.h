@@ -62,8 +62,13 @@ struct ContractionSchedule {
   /// Consecutive outputs a thread owns along each tile dimension, so that
   /// its shared-memory reads are VectorWidth-wide (1: interleaved).
   int64_t VectorWidth = 4;
-  /// Load the next k tile into registers while computing this one.
-  bool Prefetch = true;
+  /// Load the next k tile into registers while computing this one. Off by
+  /// default: on the H200 its registers cost the second resident block
+  /// (4096^3 f32: 0.62x cuBLAS with it, 0.69-0.72x without; bench/RESULTS.md).
+  bool Prefetch = false;
+  /// Shared-memory buffers per operand: 2 overlaps storing tile k+1 with
+  /// reading tile k (needs Prefetch).
+  int64_t Stages = 1;
   int64_t threads() const { return (BlockM / ThreadM) * (BlockN / ThreadN); }
 };
 /// F's contraction schedule: the defaults with F's pinned knobs applied.

@@ -78,6 +78,8 @@ Expr mod(Expr A, Expr B) { return binary(BinaryOp::Mod, std::move(A), std::move(
 Expr le(Expr A, Expr B) { return binary(BinaryOp::Le, std::move(A), std::move(B)); }
 Expr land(Expr A, Expr B) { return binary(BinaryOp::And, std::move(A), std::move(B)); }
 Expr ceilDiv(Expr A, int64_t B) { return div(add(std::move(A), c(B - 1)), c(B)); }
+/// Min + X, without the "0 +" of the usual loop that starts at 0.
+Expr fromMin(const Expr &Min, Expr X) { return asConstInt(Min) == 0 ? X : add(Min, std::move(X)); }
 
 class Tiler {
 public:
@@ -98,6 +100,14 @@ private:
   std::vector<Operand> Ops;
   // Names of the launch's variables.
   std::string BZ, BY, BX, TX, TR, TC, KT;
+  /// Which shared buffer the tile accesses being built use (two stages).
+  Expr Stage;
+
+  std::vector<Expr> tileIndex(Expr KK, Expr X) const {
+    if (S.Stages == 2)
+      return {Stage, std::move(KK), std::move(X)};
+    return {std::move(KK), std::move(X)};
+  }
 
   bool decline(const Stmt &Nest, const llvm::Twine &Why) {
     remark("tile-contraction", Nest->SrcLine, Why + "; left to map-to-gpu");
@@ -224,11 +234,11 @@ Stmt Tiler::copyTile(const Operand &O, Expr KBase, bool ToRegs, unsigned Line) {
   Expr LV = var(L);
   Expr KKV = O.KFastest ? mod(LV, c(S.TileK)) : div(LV, c(BX));
   Expr XV = O.KFastest ? div(LV, c(S.TileK)) : mod(LV, c(BX));
-  Expr GX = add(blockOffset(O.RowSide), var(X)), GK = add(KBase, var(KK));
-  Expr Value = substitute(O.Load, XLoop->Var, add(XLoop->Min, GX));
-  Value = substitute(Value, RedLoop->Var, add(RedLoop->Min, GK));
+  Expr GX = add(blockOffset(O.RowSide), var(X)), GK = fromMin(KBase, var(KK));
+  Expr Value = substitute(O.Load, XLoop->Var, fromMin(XLoop->Min, GX));
+  Value = substitute(Value, RedLoop->Var, fromMin(RedLoop->Min, GK));
   auto Dest = [&](Expr V) {
-    return ToRegs ? store(O.Next, {var(C)}, V, Line) : store(O.Tile, {var(KK), var(X)}, V, Line);
+    return ToRegs ? store(O.Next, {var(C)}, V, Line) : store(O.Tile, tileIndex(var(KK), var(X)), V, Line);
   };
   Stmt Body = ifThen(land(lt(GX, XLoop->Extent), lt(GK, RedLoop->Extent)), Dest(Value),
                      Dest(zeroOf(O.Type)), Line);
@@ -247,7 +257,7 @@ Stmt Tiler::storeNextToTile(const Operand &O, unsigned Line) {
   Expr LV = var(L);
   Expr KKV = O.KFastest ? mod(LV, c(S.TileK)) : div(LV, c(BX));
   Expr XV = O.KFastest ? div(LV, c(S.TileK)) : mod(LV, c(BX));
-  Stmt Body = store(O.Tile, {KKV, XV}, load(O.Type, O.Next, {var(C)}), Line);
+  Stmt Body = store(O.Tile, tileIndex(KKV, XV), load(O.Type, O.Next, {var(C)}), Line);
   if (Total % Threads)
     Body = ifThen(lt(LV, c(Total)), Body, nullptr, Line);
   Body = letStmt(L, add(var(TX), mul(var(C), c(Threads))), Body, Line);
@@ -268,7 +278,7 @@ Stmt Tiler::computeStep(Expr KBase, Expr Steps, bool Full, const Expr &Update, u
     std::string G = Names.fresh(O.RowSide ? "ig" : "jg"), V = Names.fresh(O.RowSide ? "iv" : "jv");
     Expr I = add(mul(var(G), c(VW)), var(V));
     Stmt Read = store(O.Regs, {I},
-                      load(O.Type, O.Tile, {var(KK), outputOffset(O.RowSide, var(G), var(V))}),
+                      load(O.Type, O.Tile, tileIndex(var(KK), outputOffset(O.RowSide, var(G), var(V)))),
                       Line);
     Step.push_back(forLoop(G, c(0), c(N / VW), ForKind::Serial,
                            forLoop(V, c(0), c(VW), ForKind::Serial, Read, Line), Line));
@@ -283,14 +293,14 @@ Stmt Tiler::computeStep(Expr KBase, Expr Steps, bool Full, const Expr &Update, u
   Stmt Upd = store(Acc, {var(I), var(J)}, V, Line);
   // Output and reduction indices the update still uses directly.
   if (usesAnyVar(V, {RedLoop->Var}))
-    Upd = letStmt(RedLoop->Var, add(RedLoop->Min, add(KBase, var(KK))), Upd, Line);
+    Upd = letStmt(RedLoop->Var, fromMin(RedLoop->Min, add(KBase, var(KK))), Upd, Line);
   if (usesAnyVar(V, {ColLoop->Var}))
     Upd = letStmt(ColLoop->Var,
-                  add(ColLoop->Min, add(blockOffset(false), outputOffset(false, var(J)))), Upd,
+                  fromMin(ColLoop->Min, add(blockOffset(false), outputOffset(false, var(J)))), Upd,
                   Line);
   if (usesAnyVar(V, {RowLoop->Var}))
     Upd = letStmt(RowLoop->Var,
-                  add(RowLoop->Min, add(blockOffset(true), outputOffset(true, var(I)))), Upd,
+                  fromMin(RowLoop->Min, add(blockOffset(true), outputOffset(true, var(I)))), Upd,
                   Line);
   Step.push_back(forLoop(I, c(0), c(S.ThreadM), ForKind::Serial,
                          forLoop(J, c(0), c(S.ThreadN), ForKind::Serial, Upd, Line), Line));
@@ -344,26 +354,50 @@ Stmt Tiler::tile(const Stmt &Nest) {
   Expr Tiles = ceilDiv(KExt, S.TileK);
   Expr KBase = mul(var(KT), c(S.TileK));
   std::vector<Stmt> Loop;
-  if (S.Prefetch) {
+  auto Compute = [&]() {
+    return ifThen(le(add(KBase, c(S.TileK)), KExt),
+                  computeStep(KBase, c(S.TileK), /*Full=*/true, Update, Line),
+                  computeStep(KBase, sub(KExt, KBase), /*Full=*/false, Update, Line), Line);
+  };
+  auto CopyAll = [&](Expr Base, bool ToRegs) {
+    std::vector<Stmt> Out;
     for (const Operand &O : Ops)
-      Body.push_back(copyTile(O, c(0), /*ToRegs=*/true, Line));
+      Out.push_back(copyTile(O, Base, ToRegs, Line));
+    return block(std::move(Out));
+  };
+  auto StoreAll = [&]() {
+    std::vector<Stmt> Out;
     for (const Operand &O : Ops)
-      Loop.push_back(storeNextToTile(O, Line));
+      Out.push_back(storeNextToTile(O, Line));
+    return block(std::move(Out));
+  };
+  Expr HasNext = lt(add(var(KT), c(1)), Tiles);
+  if (S.Stages == 2) {
+    // Two shared buffers: tile kt+1 is stored into one while tile kt is
+    // read from the other, so one barrier per k tile suffices.
+    Stage = c(0);
+    Body.push_back(CopyAll(c(0), /*ToRegs=*/true));
+    Body.push_back(StoreAll());
+    Body.push_back(barrier(Line));
+    Stage = mod(var(KT), c(2));
+    Loop.push_back(ifThen(HasNext, CopyAll(add(KBase, c(S.TileK)), true), nullptr, Line));
+    Loop.push_back(Compute());
+    Stage = mod(add(var(KT), c(1)), c(2));
+    Loop.push_back(ifThen(HasNext, StoreAll(), nullptr, Line));
     Loop.push_back(barrier(Line));
-    std::vector<Stmt> Next;
-    for (const Operand &O : Ops)
-      Next.push_back(copyTile(O, add(KBase, c(S.TileK)), /*ToRegs=*/true, Line));
-    Loop.push_back(ifThen(lt(add(var(KT), c(1)), Tiles), block(Next), nullptr, Line));
+  } else if (S.Prefetch) {
+    Body.push_back(CopyAll(c(0), /*ToRegs=*/true));
+    Loop.push_back(StoreAll());
+    Loop.push_back(barrier(Line));
+    Loop.push_back(ifThen(HasNext, CopyAll(add(KBase, c(S.TileK)), true), nullptr, Line));
+    Loop.push_back(Compute());
+    Loop.push_back(barrier(Line));
   } else {
-    for (const Operand &O : Ops)
-      Loop.push_back(copyTile(O, KBase, /*ToRegs=*/false, Line));
+    Loop.push_back(CopyAll(KBase, /*ToRegs=*/false));
+    Loop.push_back(barrier(Line));
+    Loop.push_back(Compute());
     Loop.push_back(barrier(Line));
   }
-  Loop.push_back(ifThen(le(add(KBase, c(S.TileK)), KExt),
-                        computeStep(KBase, c(S.TileK), /*Full=*/true, Update, Line),
-                        computeStep(KBase, sub(KExt, KBase), /*Full=*/false, Update, Line),
-                        Line));
-  Loop.push_back(barrier(Line));
   Body.push_back(forLoop(KT, c(0), Tiles, ForKind::Serial, block(Loop), Line));
 
   // The epilogue, for the outputs inside the tensor.
@@ -376,8 +410,8 @@ Stmt Tiler::tile(const Stmt &Nest) {
       Out.push_back(R.mutate(E));
     Expr GM = add(blockOffset(true), outputOffset(true, var(I)));
     Expr GN = add(blockOffset(false), outputOffset(false, var(J)));
-    Stmt St = letStmt(RowLoop->Var, add(RowLoop->Min, GM),
-                      letStmt(ColLoop->Var, add(ColLoop->Min, GN), block(Out), Line), Line);
+    Stmt St = letStmt(RowLoop->Var, fromMin(RowLoop->Min, GM),
+                      letStmt(ColLoop->Var, fromMin(ColLoop->Min, GN), block(Out), Line), Line);
     St = ifThen(land(lt(GM, RowLoop->Extent), lt(GN, ColLoop->Extent)), St, nullptr, Line);
     Body.push_back(forLoop(I, c(0), c(S.ThreadM), ForKind::Serial,
                            forLoop(J, c(0), c(S.ThreadN), ForKind::Serial, St, Line), Line));
@@ -400,9 +434,12 @@ Stmt Tiler::tile(const Stmt &Nest) {
   Launch = allocate(Buffer{Acc, AccType, {c(S.ThreadM), c(S.ThreadN)}, MemScope::Register},
                     Launch, Line);
   for (auto It = Ops.rbegin(); It != Ops.rend(); ++It)
-    Launch = allocate(Buffer{It->Tile, It->Type, {c(S.TileK), c(It->RowSide ? S.BlockM : S.BlockN)},
-                             MemScope::Shared},
-                      Launch, Line);
+  {
+    std::vector<Expr> Shape = {c(S.TileK), c(It->RowSide ? S.BlockM : S.BlockN)};
+    if (S.Stages == 2)
+      Shape.insert(Shape.begin(), c(2));
+    Launch = allocate(Buffer{It->Tile, It->Type, Shape, MemScope::Shared}, Launch, Line);
+  }
 
   // Thread coordinates, batch indices, the note.
   Launch = letStmt(TR, div(var(TX), c(S.BlockN / S.ThreadN)),
@@ -415,7 +452,7 @@ Stmt Tiler::tile(const Stmt &Nest) {
       Expr V = K + 1 == Batch.size() ? var(BZ) : div(var(BZ), Stride);
       if (K != 0)
         V = mod(V, L.Extent);
-      Launch = letStmt(L.Var, add(V, L.Min), Launch, L.SrcLine);
+      Launch = letStmt(L.Var, fromMin(L.Min, V), Launch, L.SrcLine);
       Stride = K + 1 == Batch.size() ? L.Extent : mul(L.Extent, Stride);
     }
     BatchTotal = Stride;
@@ -431,7 +468,8 @@ Stmt Tiler::tile(const Stmt &Nest) {
       std::to_string(S.VectorWidth) + "); " + Names2 +
       " staged in shared memory, so each global element is read once per block, not once "
       "per output" +
-      (S.Prefetch ? "; the next k tile is loaded into registers during this one's FMAs" : "");
+      (S.Prefetch ? "; the next k tile is loaded into registers during this one's FMAs" : "") +
+      (S.Stages == 2 ? "; two shared buffers, one barrier per k tile" : "");
   Launch = block({note(Note, Line), Launch});
   Launch = forLoop(TX, c(0), c(Threads), ForKind::ThreadX, Launch, Line);
   Launch = forLoop(BX, c(0), ceilDiv(ColLoop->Extent, S.BlockN), ForKind::BlockX, Launch, Line);

@@ -22,14 +22,16 @@
 //     memory by a cooperative copy in which consecutive threads read
 //     consecutive global addresses (k fastest when the operand's last index
 //     is k, its row or column otherwise), zero outside the tensor;
-//   - with prefetch on, the next k tile is loaded into registers while the
-//     current one is computed (register double buffering), so global
-//     latency hides behind the FMAs;
+//   - with prefetch = on, the next k tile is loaded into registers while
+//     the current one is computed (register double buffering), and with
+//     stages = 2 as well it is stored into a second shared buffer, one
+//     barrier per tile; both are off by default (their registers cost a
+//     resident block on the H200: bench/RESULTS.md);
 //   - boundary predication: full k tiles run a constant-trip loop (unrolled
 //     later), the last partial one a guarded loop; outputs beyond M or N
 //     are computed from zeros and never stored.
 //   Knobs (passes/Schedule.h): block_tile, k_tile, thread_tile,
-//   thread_vector, prefetch. A note at the top of the launch records the
+//   thread_vector, prefetch, stages. A note at the top of the launch records the
 //   schedule and why.
 // Why here: first in the pipeline, on the naive nests, where the
 //   contraction's structure is still plain; map-to-gpu then maps what it

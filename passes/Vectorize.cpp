@@ -28,6 +28,10 @@ namespace {
 
 class Vectorizer : public IRMutator {
 public:
+  explicit Vectorizer(const Func &F) {
+    for (const Buffer &B : F.Params)
+      Buffers[B.Name] = &B;
+  }
   unsigned Done = 0;
 
 protected:
@@ -143,7 +147,7 @@ private:
 
 void vectorize(Func &F) {
   rewriteNests(F, [&](const Stmt &S) {
-    Vectorizer V;
+    Vectorizer V(F);
     Stmt Out = V.mutate(S);
     if (Out != S)
       remark("vectorize", S->SrcLine,
