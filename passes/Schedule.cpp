@@ -34,8 +34,11 @@ const std::vector<KnobSpec> &knobSpecs() {
        "rows of a row reduction per block, one warp each (default 8)"},
       {"transpose_tile", "tile-transpose", "T",
        "side of the square shared-memory tile of a transpose (default 32)"},
-      {"threads", "map-to-gpu", "N", "threads per block of one-thread-per-output kernels "
-                                     "(default 256)"},
+      {"threads", "map-elementwise, map-to-gpu", "N",
+       "threads per block of elementwise and one-thread-per-output kernels (default 256)"},
+      {"items_per_thread", "map-elementwise", "U",
+       "elements per thread of an elementwise kernel, all loaded before the first store "
+       "(default 4)"},
       {"unroll", "unroll", "N", "partial unroll factor of inner loops of unknown trip count "
                                 "(default 4; 1 turns it off)"},
       {"unroll_limit", "unroll", "N",
@@ -262,6 +265,7 @@ std::vector<ScheduleProblem> checkSchedule(const Func &F, int64_t MaxSharedBytes
     R.problem(*K, "expects a multiple of 32 (whole warps)");
   R.ints("unroll", 1, 1, 64, &V);
   R.ints("min_blocks", 1, 1, 32, &V);
+  R.ints("items_per_thread", 1, 1, 16, &V);
   R.ints("unroll_limit", 1, 1, 256, &V);
   if (const Knob *K = findKnob(F, "padding"); K && K->Word != "auto" && K->Word != "off")
     R.ints("padding", 1, 0, 32, &V);
