@@ -24,6 +24,9 @@ const std::vector<KnobSpec> &knobSpecs() {
        "(default 4)"},
       {"prefetch", "tile-contraction", "on | off",
        "load the next k tile into registers while computing this one (default off)"},
+      {"lane_cols", "tile-contraction", "1 | 2 | 4 | 8 | 16 | 32",
+       "columns of the thread grid a warp spans: its lanes form a (32 / N) x N patch "
+       "(default: a whole row of threads)"},
       {"stages", "tile-contraction", "1 | 2",
        "shared-memory buffers per operand: 2 stores tile k+1 while tile k is read, one "
        "barrier per tile (default 1; 2 needs prefetch = on)"},
@@ -188,6 +191,13 @@ ContractionSchedule contractionSchedule(const Func &F, int64_t ElemBytes,
     S.VectorWidth = Vec;
   if (std::optional<bool> P = R.onOff("prefetch"))
     S.Prefetch = *P;
+  int64_t LaneCols;
+  if (const Knob *LK = R.ints("lane_cols", 1, 1, 32, &LaneCols)) {
+    if (!isPowerOf2(LaneCols))
+      R.problem(*LK, "expects a power of 2");
+    else
+      S.LaneCols = LaneCols;
+  }
   int64_t Stages;
   if (const Knob *StK = R.ints("stages", 1, 1, 2, &Stages)) {
     S.Stages = Stages;

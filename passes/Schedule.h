@@ -69,6 +69,9 @@ struct ContractionSchedule {
   /// Shared-memory buffers per operand: 2 overlaps storing tile k+1 with
   /// reading tile k (needs Prefetch).
   int64_t Stages = 1;
+  /// Columns of the thread grid one warp spans (its lanes form a
+  /// (32 / LaneCols) x LaneCols patch); 0: a whole row of threads.
+  int64_t LaneCols = 0;
   int64_t threads() const { return (BlockM / ThreadM) * (BlockN / ThreadN); }
 };
 /// F's contraction schedule: the defaults with F's pinned knobs applied.

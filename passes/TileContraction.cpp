@@ -442,8 +442,20 @@ Stmt Tiler::tile(const Stmt &Nest) {
   }
 
   // Thread coordinates, batch indices, the note.
-  Launch = letStmt(TR, div(var(TX), c(S.BlockN / S.ThreadN)),
-                   letStmt(TC, mod(var(TX), c(S.BlockN / S.ThreadN)), Launch, Line), Line);
+  // Thread (tr, tc) of the (BM/TM) x (BN/TN) grid. With lane_cols = LC a
+  // warp's 32 lanes form a (32/LC) x LC patch of it, so its shared-memory
+  // reads of a k step touch 32/LC row groups and LC column groups.
+  int64_t TCT = S.BlockN / S.ThreadN, LC = S.LaneCols ? S.LaneCols : std::min<int64_t>(TCT, 32);
+  if (LC == TCT || TCT % LC || (S.BlockM / S.ThreadM) % (32 / LC) || Threads % 32) {
+    Launch = letStmt(TR, div(var(TX), c(TCT)), letStmt(TC, mod(var(TX), c(TCT)), Launch, Line),
+                     Line);
+  } else {
+    Expr W = div(var(TX), c(32)), Lane = mod(var(TX), c(32));
+    Launch = letStmt(TR, add(mul(div(W, c(TCT / LC)), c(32 / LC)), div(Lane, c(LC))),
+                     letStmt(TC, add(mul(mod(W, c(TCT / LC)), c(LC)), mod(Lane, c(LC))), Launch,
+                             Line),
+                     Line);
+  }
   Expr BatchTotal = c(1);
   if (!Batch.empty()) {
     Expr Stride = c(1);
