@@ -16,7 +16,7 @@ const std::vector<KnobSpec> &knobSpecs() {
       {"block_tile", "tile-contraction", "[BM, BN]",
        "outputs per block of a contraction (default [128, 128])"},
       {"k_tile", "tile-contraction", "BK",
-       "reduction elements staged in shared memory per step (default 8)"},
+       "reduction elements staged in shared memory per step (default 16)"},
       {"thread_tile", "tile-contraction", "[TM, TN]",
        "outputs per thread of a contraction, held in registers (default [8, 8])"},
       {"thread_vector", "tile-contraction", "1 | 2 | 4",
@@ -26,7 +26,7 @@ const std::vector<KnobSpec> &knobSpecs() {
        "load the next k tile into registers while computing this one (default off)"},
       {"lane_cols", "tile-contraction", "1 | 2 | 4 | 8 | 16 | 32",
        "columns of the thread grid a warp spans: its lanes form a (32 / N) x N patch "
-       "(default: a whole row of threads)"},
+       "(default 8)"},
       {"stages", "tile-contraction", "1 | 2",
        "shared-memory buffers per operand: 2 stores tile k+1 while tile k is read, one "
        "barrier per tile (default 1; 2 needs prefetch = on)"},

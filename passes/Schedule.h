@@ -57,7 +57,7 @@ std::vector<ScheduleProblem> checkSchedule(const ir::Func &F, int64_t MaxSharedB
 /// outputs, TileK of the reduction at a time, with (BlockM / ThreadM) x
 /// (BlockN / ThreadN) threads of ThreadM x ThreadN outputs each.
 struct ContractionSchedule {
-  int64_t BlockM = 128, BlockN = 128, TileK = 8;
+  int64_t BlockM = 128, BlockN = 128, TileK = 16;
   int64_t ThreadM = 8, ThreadN = 8;
   /// Consecutive outputs a thread owns along each tile dimension, so that
   /// its shared-memory reads are VectorWidth-wide (1: interleaved).
@@ -71,7 +71,7 @@ struct ContractionSchedule {
   int64_t Stages = 1;
   /// Columns of the thread grid one warp spans (its lanes form a
   /// (32 / LaneCols) x LaneCols patch); 0: a whole row of threads.
-  int64_t LaneCols = 0;
+  int64_t LaneCols = 8;
   int64_t threads() const { return (BlockM / ThreadM) * (BlockN / ThreadN); }
 };
 /// F's contraction schedule: the defaults with F's pinned knobs applied.

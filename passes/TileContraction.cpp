@@ -220,47 +220,78 @@ bool Tiler::match(const Stmt &Nest, std::vector<Stmt> &Pro, std::vector<Stmt> &E
   return true;
 }
 
+/// Where copy round C of thread tx puts its element of O's tile: (kk, x)
+/// with consecutive threads on consecutive global addresses: k fastest
+/// when k is the operand's contiguous index, its row or column otherwise.
+/// When the threads cover whole lines of the tile, the split is done on tx
+/// once (kk = tx % BK, x = tx / BK + C * threads / BK) instead of on the
+/// element number; Guard is then null, else "element < tile size".
+struct CopyCoords {
+  Expr KK, X, Guard;
+};
+
+CopyCoords copyCoords(const ContractionSchedule &S, const Operand &O, const std::string &TX,
+                      const std::string &C) {
+  int64_t BX = O.RowSide ? S.BlockM : S.BlockN, Total = S.TileK * BX, Threads = S.threads();
+  int64_t Inner = O.KFastest ? S.TileK : BX;
+  CopyCoords R;
+  Expr Fast, Slow;
+  if (Threads % Inner == 0 && Total % Threads == 0) {
+    Fast = mod(var(TX), c(Inner));
+    Expr Step = Threads == Inner ? var(C) : mul(var(C), c(Threads / Inner));
+    Slow = add(div(var(TX), c(Inner)), Step);
+  } else {
+    Expr L = add(var(TX), mul(var(C), c(Threads)));
+    Fast = mod(L, c(Inner));
+    Slow = div(L, c(Inner));
+    if (Total % Threads)
+      R.Guard = lt(L, c(Total));
+  }
+  R.KK = O.KFastest ? Fast : Slow;
+  R.X = O.KFastest ? Slow : Fast;
+  return R;
+}
+
 /// One cooperative copy of O's k tile starting at KBase: into O.Next
-/// (registers, ToRegs) or straight into O.Tile. Element l of the tile is
-/// (kk, x) = (l % BK, l / BK) when k is the operand's contiguous index and
-/// (l / BX, l % BX) otherwise, so consecutive threads read consecutive
-/// global addresses. Outside the tensor the tile holds zeros.
+/// (registers, ToRegs) or straight into O.Tile; zeros outside the tensor.
+/// A block whose tile lies inside the tensor (all but the edge blocks and
+/// the last partial k tile) takes a copy without bounds checks.
 Stmt Tiler::copyTile(const Operand &O, Expr KBase, bool ToRegs, unsigned Line) {
   int64_t BX = O.RowSide ? S.BlockM : S.BlockN, Total = S.TileK * BX;
   int64_t Threads = S.threads(), Copies = (Total + Threads - 1) / Threads;
   const ForNode *XLoop = O.RowSide ? RowLoop : ColLoop;
-  std::string C = Names.fresh("c"), L = Names.fresh("l"), KK = Names.fresh("kk"),
-              X = Names.fresh("x");
-  Expr LV = var(L);
-  Expr KKV = O.KFastest ? mod(LV, c(S.TileK)) : div(LV, c(BX));
-  Expr XV = O.KFastest ? div(LV, c(S.TileK)) : mod(LV, c(BX));
-  Expr GX = add(blockOffset(O.RowSide), var(X)), GK = fromMin(KBase, var(KK));
-  Expr Value = substitute(O.Load, XLoop->Var, fromMin(XLoop->Min, GX));
-  Value = substitute(Value, RedLoop->Var, fromMin(RedLoop->Min, GK));
-  auto Dest = [&](Expr V) {
-    return ToRegs ? store(O.Next, {var(C)}, V, Line) : store(O.Tile, tileIndex(var(KK), var(X)), V, Line);
+  auto Copy = [&](bool Checked) {
+    std::string C = Names.fresh("c"), KK = Names.fresh("kk"), X = Names.fresh("x");
+    CopyCoords CC = copyCoords(S, O, TX, C);
+    Expr GX = add(blockOffset(O.RowSide), var(X)), GK = fromMin(KBase, var(KK));
+    Expr Value = substitute(O.Load, XLoop->Var, fromMin(XLoop->Min, GX));
+    Value = substitute(Value, RedLoop->Var, fromMin(RedLoop->Min, GK));
+    auto Dest = [&](Expr V) {
+      return ToRegs ? store(O.Next, {var(C)}, V, Line)
+                    : store(O.Tile, tileIndex(var(KK), var(X)), V, Line);
+    };
+    Stmt Body = Checked ? ifThen(land(lt(GX, XLoop->Extent), lt(GK, RedLoop->Extent)),
+                                 Dest(Value), Dest(zeroOf(O.Type)), Line)
+                        : Dest(Value);
+    Body = letStmt(KK, CC.KK, letStmt(X, CC.X, Body, Line), Line);
+    if (CC.Guard)
+      Body = ifThen(CC.Guard, Body, nullptr, Line);
+    return forLoop(C, c(0), c(Copies), ForKind::Serial, Body, Line);
   };
-  Stmt Body = ifThen(land(lt(GX, XLoop->Extent), lt(GK, RedLoop->Extent)), Dest(Value),
-                     Dest(zeroOf(O.Type)), Line);
-  Body = letStmt(KK, KKV, letStmt(X, XV, Body, Line), Line);
-  if (Total % Threads)
-    Body = ifThen(lt(LV, c(Total)), Body, nullptr, Line);
-  Body = letStmt(L, add(var(TX), mul(var(C), c(Threads))), Body, Line);
-  return forLoop(C, c(0), c(Copies), ForKind::Serial, Body, Line);
+  Expr Inside = land(le(add(blockOffset(O.RowSide), c(BX)), XLoop->Extent),
+                     le(add(KBase, c(S.TileK)), RedLoop->Extent));
+  return ifThen(Inside, Copy(false), Copy(true), Line);
 }
 
 /// O.Next (a prefetched tile, as copyTile(ToRegs) laid it out) -> O.Tile.
 Stmt Tiler::storeNextToTile(const Operand &O, unsigned Line) {
   int64_t BX = O.RowSide ? S.BlockM : S.BlockN, Total = S.TileK * BX;
   int64_t Threads = S.threads(), Copies = (Total + Threads - 1) / Threads;
-  std::string C = Names.fresh("c"), L = Names.fresh("l");
-  Expr LV = var(L);
-  Expr KKV = O.KFastest ? mod(LV, c(S.TileK)) : div(LV, c(BX));
-  Expr XV = O.KFastest ? div(LV, c(S.TileK)) : mod(LV, c(BX));
-  Stmt Body = store(O.Tile, tileIndex(KKV, XV), load(O.Type, O.Next, {var(C)}), Line);
-  if (Total % Threads)
-    Body = ifThen(lt(LV, c(Total)), Body, nullptr, Line);
-  Body = letStmt(L, add(var(TX), mul(var(C), c(Threads))), Body, Line);
+  std::string C = Names.fresh("c");
+  CopyCoords CC = copyCoords(S, O, TX, C);
+  Stmt Body = store(O.Tile, tileIndex(CC.KK, CC.X), load(O.Type, O.Next, {var(C)}), Line);
+  if (CC.Guard)
+    Body = ifThen(CC.Guard, Body, nullptr, Line);
   return forLoop(C, c(0), c(Copies), ForKind::Serial, Body, Line);
 }
 

@@ -126,21 +126,46 @@ const PipelineKnob PipelineKnobs[] = {
      }},
 };
 
-/// A tile size: powers of two, their neighbours (non-divisors of the usual
-/// shapes) and small primes. For schedule knobs such as
-///   {"tile", [](Rng &R) { return "[" + tileSize(R) + ", " + tileSize(R) + "]"; }},
-[[maybe_unused]] std::string tileSize(Rng &R) {
-  static const int Sizes[] = {1, 2, 3, 4, 7, 8, 15, 16, 17, 31, 32, 33, 64, 128};
-  return std::to_string(Sizes[R() % std::size(Sizes)]);
-}
-
 struct ScheduleKnob {
   const char *Key;
   std::string (*Value)(Rng &);
 };
-/// Keys no pass reads yet are not listed: the front end accepts any key,
-/// so a knob here means something only once its pass exists.
-const std::vector<ScheduleKnob> ScheduleKnobs = {};
+template <size_t N> std::string pick(Rng &R, const char *const (&Values)[N]) {
+  return Values[R() % N];
+}
+/// Independent keys: any value listed is valid on its own.
+const std::vector<ScheduleKnob> ScheduleKnobs = {
+    {"rows_per_block", [](Rng &R) { return pick(R, {"1", "2", "8", "32"}); }},
+    {"transpose_tile", [](Rng &R) { return pick(R, {"8", "16", "32", "40"}); }},
+    {"items_per_thread", [](Rng &R) { return pick(R, {"1", "2", "3", "4", "8"}); }},
+    {"threads", [](Rng &R) { return pick(R, {"32", "64", "96", "256", "1024"}); }},
+    {"padding", [](Rng &R) { return pick(R, {"auto", "off", "1", "2", "4"}); }},
+    {"unroll", [](Rng &R) { return pick(R, {"1", "2", "3", "4", "8"}); }},
+    {"unroll_limit", [](Rng &R) { return pick(R, {"1", "2", "4", "16", "64"}); }},
+};
+
+/// A consistent contraction schedule: block tiles that are thread tiles
+/// times a thread grid of at most 1024 threads (non-divisors of the
+/// program's sizes included: the sizes are 1, primes and tile +- 1), with
+/// k steps, vector widths, prefetching and warp layouts.
+std::vector<std::pair<std::string, std::string>> contractionKnobs(Rng &R) {
+  static const int Thread[] = {1, 2, 4, 8};
+  static const int Grid[] = {1, 2, 4, 8, 16};
+  int TM = Thread[R() % 4], TN = Thread[R() % 4], GM = Grid[R() % 5], GN = Grid[R() % 5];
+  auto L = [](int A, int B) { return "[" + std::to_string(A) + ", " + std::to_string(B) + "]"; };
+  std::vector<std::pair<std::string, std::string>> Out = {
+      {"thread_tile", L(TM, TN)}, {"block_tile", L(TM * GM, TN * GN)}};
+  int Vec = std::min({TM, TN, static_cast<int>(1u << (R() % 3))});
+  Out.push_back({"thread_vector", std::to_string(Vec)});
+  Out.push_back({"k_tile", pick(R, {"1", "2", "3", "8", "16"})});
+  bool Prefetch = R() % 2;
+  Out.push_back({"prefetch", Prefetch ? "on" : "off"});
+  if (Prefetch)
+    Out.push_back({"stages", pick(R, {"1", "2"})});
+  if (R() % 2)
+    Out.push_back({"lane_cols", pick(R, {"1", "2", "4", "8", "32"})});
+  return Out;
+}
 
 //===----------------------------------------------------------------------===//
 // Running one check, isolated
@@ -502,6 +527,9 @@ int main(int Argc, char **Argv) {
     for (const ScheduleKnob &K : ScheduleKnobs)
       if (R() % 2)
         P.Schedule.push_back({K.Key, K.Value(R)});
+    if (R() % 2)
+      for (auto &KV : contractionKnobs(R))
+        P.Schedule.push_back(KV);
     PipelineConfig Random;
     for (const PipelineKnob &K : PipelineKnobs)
       K.Randomize(R, Random);
