@@ -1,7 +1,9 @@
 //===- Pipeline.cpp - The one list of passes, in order --------------------===//
 #include "passes/Pass.h"
 #include "passes/MapToGPU.h"
+#include "passes/PadShared.h"
 #include "passes/Simplify.h"
+#include "passes/TileTranspose.h"
 
 namespace tdsl {
 
@@ -12,14 +14,19 @@ const std::vector<PassInfo> &allPasses() {
       // launch, or declines with a remark and leaves the nest to map-to-gpu.
       // (tile-contraction goes here)
       // (reduce-rows goes here)
-      // (tile-transpose goes here)
+      // Transposes: the naive mapping writes along i and reads along j with
+      // a stride, so the reads are staged through a shared tile first.
+      {"tile-transpose", "stage transposed reads through a shared-memory tile",
+       tileTranspose},
       // Every nest no class pass took: one thread per output element. At
       // -O0 it is the only pass, so naive code still runs on a GPU.
       {"map-to-gpu", "one launch per statement, one thread per output element", mapToGPU},
       // Then the passes that refine any launch: wide accesses first, since
       // the padding must keep them aligned, and unrolling last but one.
       // (vectorize goes here)
-      // (pad-shared goes here)
+      // Padding from a bank model of the accesses as the tiling passes
+      // left them (unroll only repeats them).
+      {"pad-shared", "pad shared-memory rows where a bank model finds conflicts", padShared},
       // (unroll goes here)
       // Folds constants and drops trivial control flow; run last so later
       // passes may emit naive index math and rely on it being cleaned up.
