@@ -2,6 +2,7 @@
 #include "passes/Pass.h"
 #include "passes/MapToGPU.h"
 #include "passes/PadShared.h"
+#include "passes/ReduceRows.h"
 #include "passes/Simplify.h"
 #include "passes/TileTranspose.h"
 
@@ -13,7 +14,10 @@ const std::vector<PassInfo> &allPasses() {
       // its class (contraction, row reduction, transpose) into a tiled
       // launch, or declines with a remark and leaves the nest to map-to-gpu.
       // (tile-contraction goes here)
-      // (reduce-rows goes here)
+      // Row reductions along the contiguous dimension (softmax, layernorm):
+      // after tile-contraction, which takes the contractions it would also
+      // match (Q . K^T), and before map-to-gpu, whose thread per row strides.
+      {"reduce-rows", "one warp per row of a row reduction, shuffle butterfly", reduceRows},
       // Transposes: the naive mapping writes along i and reads along j with
       // a stride, so the reads are staged through a shared tile first.
       {"tile-transpose", "stage transposed reads through a shared-memory tile",
