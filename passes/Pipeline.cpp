@@ -1,10 +1,14 @@
 //===- Pipeline.cpp - The one list of passes, in order --------------------===//
 #include "passes/Pass.h"
+#include "passes/MapElementwise.h"
 #include "passes/MapToGPU.h"
 #include "passes/PadShared.h"
 #include "passes/ReduceRows.h"
 #include "passes/Simplify.h"
+#include "passes/TileContraction.h"
 #include "passes/TileTranspose.h"
+#include "passes/Unroll.h"
+#include "passes/Vectorize.h"
 
 namespace tdsl {
 
@@ -13,7 +17,11 @@ const std::vector<PassInfo> &allPasses() {
       // The kernel-class passes come first: each turns the naive nests of
       // its class (contraction, row reduction, transpose) into a tiled
       // launch, or declines with a remark and leaves the nest to map-to-gpu.
-      // (tile-contraction goes here)
+      // Contractions first: the GEMM-shaped nests get block, thread and
+      // register tiles with shared-memory staging.
+      {"tile-contraction",
+       "block/thread/register tiles for contractions, operands staged in shared memory",
+       tileContraction},
       // Row reductions along the contiguous dimension (softmax, layernorm):
       // after tile-contraction, which takes the contractions it would also
       // match (Q . K^T), and before map-to-gpu, whose thread per row strides.
@@ -22,16 +30,21 @@ const std::vector<PassInfo> &allPasses() {
       // a stride, so the reads are staged through a shared tile first.
       {"tile-transpose", "stage transposed reads through a shared-memory tile",
        tileTranspose},
+      // Elementwise nests: after the transpose pass (a permute is a store of
+      // one load too, and the shared tile serves it better).
+      {"map-elementwise", "several elements per thread, all loads before the first store",
+       mapElementwise},
       // Every nest no class pass took: one thread per output element. At
       // -O0 it is the only pass, so naive code still runs on a GPU.
       {"map-to-gpu", "one launch per statement, one thread per output element", mapToGPU},
       // Then the passes that refine any launch: wide accesses first, since
       // the padding must keep them aligned, and unrolling last but one.
-      // (vectorize goes here)
+      {"vectorize", "one 8- or 16-byte access for provably aligned shared-memory copies",
+       vectorize},
       // Padding from a bank model of the accesses as the tiling passes
       // left them (unroll only repeats them).
       {"pad-shared", "pad shared-memory rows where a bank model finds conflicts", padShared},
-      // (unroll goes here)
+      {"unroll", "unroll small constant loops fully, inner variable loops partially", unroll},
       // Folds constants and drops trivial control flow; run last so later
       // passes may emit naive index math and rely on it being cleaned up.
       {"simplify", "fold constants, simplify index arithmetic, drop empty loops",
