@@ -89,7 +89,7 @@ def main():
         if rungs:
             fig, ax = plt.subplots(figsize=(8, 4))
             ax.bar([n for n, _ in rungs], [v for _, v in rungs], color=["red"] * (len(rungs) - 1) + ["blue"])
-            ax.set_yscale("log"), ax.set_ylabel("TFLOP/s"), ax.set_title("GEMM f16 ablation ladder")
+            ax.set_yscale("log"), ax.set_ylabel("TFLOP/s"), ax.set_title("GEMM f32 ablation ladder")
             fig.savefig(os.path.join(out, "ablation.png"), dpi=110)
         print(f"plot.py: matplotlib wrote {out}/roofline.png" + (" and ablation.png" if rungs else ""))
         return 0
