@@ -52,23 +52,9 @@ public:
       Val = Names.fresh("val");
     }
     // t -> the loop variables, innermost fastest (as map-to-gpu does).
-    Expr Total = intImm(1);
-    for (const ForNode *L : Run.Loops)
-      Total = asConstInt(Total) == 1 ? L->Extent : mul(Total, L->Extent);
-    auto WithVars = [&](Stmt Body) {
-      Expr Stride = intImm(1);
-      for (size_t K = Run.Loops.size(); K-- > 0;) {
-        const ForNode &L = *Run.Loops[K];
-        Expr V = K + 1 == Run.Loops.size() ? var(T) : binary(BinaryOp::Div, var(T), Stride);
-        if (K != 0)
-          V = binary(BinaryOp::Mod, V, L.Extent);
-        if (asConstInt(L.Min) != 0)
-          V = add(V, L.Min);
-        Body = letStmt(L.Var, V, Body, L.SrcLine);
-        Stride = K + 1 == Run.Loops.size() ? L.Extent : mul(L.Extent, Stride);
-      }
-      return Body;
-    };
+    Expr Total;
+    bindFlatIndex(Run.Loops, var(T), Run.Inner, &Total);
+    auto WithVars = [&](Stmt Body) { return bindFlatIndex(Run.Loops, var(T), Body); };
     auto Round = [&](Stmt Body) {
       Expr TV = add(add(mul(var(BX), intImm(Threads * Items)), mul(var(U), intImm(Threads))),
                     var(TX));

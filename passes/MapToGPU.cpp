@@ -41,25 +41,11 @@ public:
                      forLoop(TX, intImm(0), intImm(1), ForKind::ThreadX, S, Line), Line);
     }
 
-    // Recover each variable from t, innermost fastest:
-    //   v_k = t / (e_{k+1} * ... * e_n) % e_k + min_k
-    // (no % on the outermost: t < total already bounds it).
+    // Each loop variable from t, innermost fastest: consecutive threads
+    // touch consecutive elements of a row-major output (coalesced).
     Expr TVar = var(T);
-    Stmt Body = Run.Inner;
-    Expr Stride = intImm(1);
-    const std::vector<const ForNode *> &Loops = Run.Loops;
-    for (size_t K = Loops.size(); K-- > 0;) {
-      const ForNode &L = *Loops[K];
-      // Spelled without "/ 1" and "+ 0": -O0 code is read too.
-      Expr V = K + 1 == Loops.size() ? TVar : binary(BinaryOp::Div, TVar, Stride);
-      if (K != 0)
-        V = binary(BinaryOp::Mod, V, L.Extent);
-      if (asConstInt(L.Min) != 0)
-        V = add(V, L.Min);
-      Body = letStmt(L.Var, V, Body, L.SrcLine);
-      Stride = K + 1 == Loops.size() ? L.Extent : mul(L.Extent, Stride);
-    }
-    Expr Total = Stride;
+    Expr Total;
+    Stmt Body = bindFlatIndex(Run.Loops, TVar, Run.Inner, &Total);
     Body = ifThen(lt(TVar, Total), Body, nullptr, Line);
     Body = letStmt(T, add(mul(var(BX), intImm(Threads)), var(TX)), Body, Line);
     Body = forLoop(TX, intImm(0), intImm(Threads), ForKind::ThreadX, Body, Line);

@@ -166,6 +166,25 @@ LoopRun outerSerialLoops(const Stmt &S) {
   return R;
 }
 
+Stmt bindFlatIndex(const std::vector<const ForNode *> &Loops, const Expr &Flat, Stmt Body,
+                   Expr *Total) {
+  Expr Stride = intImm(1);
+  for (size_t K = Loops.size(); K-- > 0;) {
+    const ForNode &L = *Loops[K];
+    bool Innermost = K + 1 == Loops.size();
+    Expr V = Innermost ? Flat : binary(BinaryOp::Div, Flat, Stride);
+    if (K != 0)
+      V = binary(BinaryOp::Mod, V, L.Extent);
+    if (asConstInt(L.Min) != 0)
+      V = add(V, L.Min);
+    Body = letStmt(L.Var, V, Body, L.SrcLine);
+    Stride = Innermost ? L.Extent : mul(L.Extent, Stride);
+  }
+  if (Total)
+    *Total = Stride;
+  return Body;
+}
+
 Expr zeroOf(DType T) { return isFloat(T) ? floatImm(0.0, T) : intImm(0, T); }
 
 void remark(const char *Pass, unsigned Line, const llvm::Twine &Message) {

@@ -57,6 +57,14 @@ struct LoopRun {
 };
 LoopRun outerSerialLoops(const ir::Stmt &S);
 
+/// Body under lets that recover each loop of Loops from the flat index
+/// Flat, innermost fastest, as a row-major walk of the loops would count:
+///   v_k = Flat / (e_{k+1} * ... * e_n) % e_k + min_k
+/// (no % on the outermost: Flat < the total bounds it; no "/ 1" or "+ 0",
+/// since -O0 code is read too). Total, if given, receives e_1 * ... * e_n.
+ir::Stmt bindFlatIndex(const std::vector<const ir::ForNode *> &Loops, const ir::Expr &Flat,
+                       ir::Stmt Body, ir::Expr *Total = nullptr);
+
 /// A zero of type T (false for bool).
 ir::Expr zeroOf(DType T);
 

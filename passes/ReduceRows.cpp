@@ -245,19 +245,8 @@ private:
     // The row variables from the flat row index, innermost fastest (as
     // map-to-gpu recovers its outputs), then the per-warp guard.
     Expr RowVar = var(Row);
-    Expr Stride = intImm(1);
-    const std::vector<const ForNode *> &Loops = Run.Loops;
-    for (size_t K = Loops.size(); K-- > 0;) {
-      const ForNode &L = *Loops[K];
-      Expr V = K + 1 == Loops.size() ? RowVar : binary(BinaryOp::Div, RowVar, Stride);
-      if (K != 0)
-        V = binary(BinaryOp::Mod, V, L.Extent);
-      if (asConstInt(L.Min) != 0)
-        V = add(V, L.Min);
-      Inner = letStmt(L.Var, V, Inner, L.SrcLine);
-      Stride = K + 1 == Loops.size() ? L.Extent : mul(L.Extent, Stride);
-    }
-    Expr Rows = Stride;
+    Expr Rows;
+    Inner = bindFlatIndex(Run.Loops, RowVar, Inner, &Rows);
     Stmt Guarded = ifThen(lt(RowVar, Rows), Inner, nullptr, Line);
     Stmt PerLane =
         letStmt(Row, add(mul(var(Block), intImm(RowsPerBlock)), var(Warp)), Guarded, Line);

@@ -487,19 +487,8 @@ Stmt Tiler::tile(const Stmt &Nest) {
                              Line),
                      Line);
   }
-  Expr BatchTotal = c(1);
-  if (!Batch.empty()) {
-    Expr Stride = c(1);
-    for (size_t K = Batch.size(); K-- > 0;) {
-      const ForNode &L = *Batch[K];
-      Expr V = K + 1 == Batch.size() ? var(BZ) : div(var(BZ), Stride);
-      if (K != 0)
-        V = mod(V, L.Extent);
-      Launch = letStmt(L.Var, fromMin(L.Min, V), Launch, L.SrcLine);
-      Stride = K + 1 == Batch.size() ? L.Extent : mul(L.Extent, Stride);
-    }
-    BatchTotal = Stride;
-  }
+  Expr BatchTotal;
+  Launch = bindFlatIndex(Batch, var(BZ), Launch, &BatchTotal);
   std::string Names2;
   for (const Operand &O : Ops)
     Names2 += (Names2.empty() ? "" : ", ") + static_cast<const LoadNode &>(*O.Load).Buffer;

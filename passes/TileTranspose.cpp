@@ -210,18 +210,8 @@ private:
     Stmt Body = allocate(TileBuf, block({Read, barrier(Line), Write}, Line), Line);
 
     // The batch loops come back as lets of bz, innermost fastest.
-    Expr Stride = intImm(1);
-    for (size_t K = Batch.size(); K-- > 0;) {
-      const ForNode &L = *Batch[K];
-      bool Innermost = K + 1 == Batch.size();
-      Expr V = Innermost ? var(BZ) : binary(BinaryOp::Div, var(BZ), Stride);
-      if (K != 0)
-        V = binary(BinaryOp::Mod, V, L.Extent);
-      if (asConstInt(L.Min) != 0)
-        V = add(V, L.Min);
-      Body = letStmt(L.Var, V, Body, L.SrcLine);
-      Stride = Innermost ? L.Extent : mul(L.Extent, Stride);
-    }
+    Expr Stride;
+    Body = bindFlatIndex(Batch, var(BZ), Body, &Stride);
 
     const auto &Src = static_cast<const LoadNode &>(*TLoad);
     std::string Side = std::to_string(Tile);
