@@ -1,0 +1,104 @@
+//===- ScheduleTest.cpp - Knob parsing, lookup and checks -----------------===//
+//
+// The command-line knob syntax, "later entries win", and the combinations
+// checkSchedule() must reject before any pass runs (passes/Schedule.h).
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Schedule.h"
+
+#include <gtest/gtest.h>
+
+using namespace tdsl;
+
+namespace {
+
+ir::Knob knob(const std::string &Text) {
+  std::string Error;
+  std::optional<ir::Knob> K = parseKnob(Text, Error);
+  EXPECT_TRUE(K.has_value()) << Text << ": " << Error;
+  return K.value_or(ir::Knob());
+}
+
+ir::Func withKnobs(std::initializer_list<const char *> Texts) {
+  ir::Func F;
+  F.Name = "k";
+  for (const char *T : Texts)
+    F.Schedule.push_back(knob(T));
+  return F;
+}
+
+TEST(Schedule, ParsesTheThreeValueForms) {
+  ir::Knob I = knob("k_tile=16");
+  EXPECT_EQ(I.Key, "k_tile");
+  EXPECT_EQ(I.Ints, std::vector<int64_t>({16}));
+  EXPECT_FALSE(I.IsList);
+  ir::Knob L = knob(" block_tile = [64, 32] ");
+  EXPECT_EQ(L.Key, "block_tile");
+  EXPECT_EQ(L.Ints, std::vector<int64_t>({64, 32}));
+  EXPECT_TRUE(L.IsList);
+  ir::Knob W = knob("prefetch=on");
+  EXPECT_EQ(W.Word, "on");
+  EXPECT_TRUE(W.Ints.empty());
+}
+
+TEST(Schedule, RejectsMalformedText) {
+  for (const char *Bad : {"k_tile", "=3", "k_tile=", "block_tile=[64,", "k_tile=1x",
+                          "block_tile=[a,b]", "padding=a-b"}) {
+    std::string Error;
+    EXPECT_FALSE(parseKnob(Bad, Error).has_value()) << Bad;
+    EXPECT_FALSE(Error.empty()) << Bad;
+  }
+}
+
+TEST(Schedule, LaterEntriesWin) {
+  ir::Func F = withKnobs({"k_tile=8", "k_tile=32"});
+  ASSERT_NE(findKnob(F, "k_tile"), nullptr);
+  EXPECT_EQ(findKnob(F, "k_tile")->Ints[0], 32);
+  EXPECT_EQ(contractionSchedule(F).TileK, 32);
+  EXPECT_EQ(findKnob(F, "block_tile"), nullptr);
+}
+
+TEST(Schedule, DefaultsAreAValidLaunch) {
+  ir::Func F = withKnobs({});
+  EXPECT_TRUE(checkSchedule(F, 48 * 1024).empty());
+  ContractionSchedule S = contractionSchedule(F);
+  EXPECT_EQ(S.threads(), 256);
+  EXPECT_EQ(S.BlockM % S.ThreadM, 0);
+  EXPECT_EQ(S.ThreadN % S.VectorWidth, 0);
+}
+
+/// The message checkSchedule gives for Key, or "" when it accepts F.
+std::string problemFor(const ir::Func &F, const std::string &Key, int64_t Smem = 227 * 1024) {
+  for (const ScheduleProblem &P : checkSchedule(F, Smem))
+    if (P.Key == Key)
+      return P.Message;
+  return "";
+}
+
+TEST(Schedule, ImpossibleCombinationsAreProblems) {
+  EXPECT_NE(problemFor(withKnobs({"block_tile=[64,64]", "thread_tile=[3,8]"}), "block_tile")
+                .find("not a multiple of the thread tile"),
+            std::string::npos);
+  EXPECT_NE(problemFor(withKnobs({"block_tile=[256,256]", "thread_tile=[2,2]"}), "block_tile")
+                .find("the limit is 1024"),
+            std::string::npos);
+  EXPECT_NE(problemFor(withKnobs({"block_tile=[256,256]", "k_tile=128"}), "block_tile")
+                .find("shared-memory tiles need"),
+            std::string::npos);
+  // The same tiles fit the opt-in limit but not a 48 KiB target.
+  ir::Func Mid = withKnobs({"block_tile=[128,128]", "k_tile=32"});
+  EXPECT_EQ(problemFor(Mid, "block_tile"), "");
+  EXPECT_NE(problemFor(Mid, "block_tile", 16 * 1024), "");
+  EXPECT_NE(problemFor(withKnobs({"thread_vector=4", "block_tile=[32,32]", "thread_tile=[2,2]"}), "thread_vector")
+                .find("does not divide"),
+            std::string::npos);
+  EXPECT_NE(problemFor(withKnobs({"stages=2"}), "stages").find("prefetch"), std::string::npos);
+  EXPECT_NE(problemFor(withKnobs({"threads=100"}), "threads"), "");
+  EXPECT_NE(problemFor(withKnobs({"rows_per_block=3"}), "rows_per_block"), "");
+  EXPECT_NE(problemFor(withKnobs({"prefetch=maybe"}), "prefetch"), "");
+  EXPECT_NE(problemFor(withKnobs({"block_tile=[1,2,3]"}), "block_tile"), "");
+  EXPECT_NE(problemFor(withKnobs({"tile=4"}), "tile").find("unknown key"), std::string::npos);
+  EXPECT_EQ(problemFor(withKnobs({"padding=auto", "padding=3"}), "padding"), "");
+}
+
+} // namespace
