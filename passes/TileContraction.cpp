@@ -489,15 +489,15 @@ Stmt Tiler::tile(const Stmt &Nest) {
   }
   Expr BatchTotal;
   Launch = bindFlatIndex(Batch, var(BZ), Launch, &BatchTotal);
-  std::string Names2;
+  std::string Staged;
   for (const Operand &O : Ops)
-    Names2 += (Names2.empty() ? "" : ", ") + static_cast<const LoadNode &>(*O.Load).Buffer;
+    Staged += (Staged.empty() ? "" : ", ") + static_cast<const LoadNode &>(*O.Load).Buffer;
   std::string Note =
       "[tile-contraction] block tile " + std::to_string(S.BlockM) + "x" +
       std::to_string(S.BlockN) + ", k step " + std::to_string(S.TileK) + ", " +
       std::to_string(Threads) + " threads of " + std::to_string(S.ThreadM) + "x" +
       std::to_string(S.ThreadN) + " outputs in registers (groups of " +
-      std::to_string(S.VectorWidth) + "); " + Names2 +
+      std::to_string(S.VectorWidth) + "); " + Staged +
       " staged in shared memory, so each global element is read once per block, not once "
       "per output" +
       (S.Prefetch ? "; the next k tile is loaded into registers during this one's FMAs" : "") +
