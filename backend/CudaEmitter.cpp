@@ -877,6 +877,21 @@ void FuncEmitter::emitKernels() {
       Param("Index " + cName(S));
     OS << ") {\n";
     Indent = 1;
+    // The pinned knobs, where the reader of the kernel looks first; what
+    // each pass chose from them is in its own // [pass] comment below.
+    if (!F.Schedule.empty()) {
+      std::string Knobs;
+      for (const Knob &K : F.Schedule) {
+        std::string V = K.Word;
+        for (size_t I = 0; I < K.Ints.size(); ++I)
+          V += (I ? ", " : "") + std::to_string(K.Ints[I]);
+        if (K.IsList)
+          V = "[" + V + "]";
+        Knobs += (Knobs.empty() ? "" : "; ") + K.Key + " = " + V +
+                 (K.Line ? " (line " + std::to_string(K.Line) + ")" : " (command line)");
+      }
+      line() << "// schedule: " << Knobs << "\n";
+    }
     if (L.DynamicShared)
       line() << "extern __shared__ __align__(16) unsigned char tdsl_smem[];\n";
     emitStmt(L.Body, W, /*Last=*/true);
