@@ -605,15 +605,11 @@ void FuncEmitter::lineComment(unsigned Line) {
 /// A `vectorize` copy loop as one wide access on its shared side(s): the
 /// vector pass proved the alignment; register sides move component-wise.
 bool FuncEmitter::emitVectorCopy(const ForNode &N, ExprWriter &W) {
-  int64_t Width = vectorCopyWidth(N);
-  const auto &St = static_cast<const StoreNode &>(*[&] {
-    Stmt B = N.Body;
-    while (B->Kind == StmtKind::Block && static_cast<const BlockNode &>(*B).Stmts.size() == 1)
-      B = static_cast<const BlockNode &>(*B).Stmts.front();
-    return B;
-  }());
-  if (!Width)
+  int64_t Width = 0;
+  const StoreNode *Copy = vectorCopy(N, Width);
+  if (!Copy)
     return false;
+  const StoreNode &St = *Copy;
   const auto &Ld = static_cast<const LoadNode &>(*St.Value);
   const BufferRef &D = W.Buffers.lookup(St.Buffer), &S = W.Buffers.lookup(Ld.Buffer);
   if (!D.Buf || !S.Buf)

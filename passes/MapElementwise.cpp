@@ -4,6 +4,8 @@
 #include "passes/PassUtils.h"
 #include "passes/Schedule.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 #include <string>
 
 namespace tdsl {
@@ -14,17 +16,9 @@ namespace {
 
 /// True if E loads Buffer.
 bool readsBuffer(const Expr &E, const std::string &Buffer) {
-  struct Finder : IRVisitor {
-    const std::string &Name;
-    bool Found = false;
-    explicit Finder(const std::string &N) : Name(N) {}
-    void visitLoad(const LoadNode &N) override {
-      Found |= N.Buffer == Name;
-      IRVisitor::visitLoad(N);
-    }
-  } F(Buffer);
-  F.visit(E);
-  return F.Found;
+  return llvm::any_of(loadsOf(E), [&](const Expr &L) {
+    return static_cast<const LoadNode &>(*L).Buffer == Buffer;
+  });
 }
 
 class Mapper {
@@ -52,8 +46,7 @@ public:
       Val = Names.fresh("val");
     }
     // t -> the loop variables, innermost fastest (as map-to-gpu does).
-    Expr Total;
-    bindFlatIndex(Run.Loops, var(T), Run.Inner, &Total);
+    Expr Total = flatExtent(Run.Loops);
     auto WithVars = [&](Stmt Body) { return bindFlatIndex(Run.Loops, var(T), Body); };
     auto Round = [&](Stmt Body) {
       Expr TV = add(add(mul(var(BX), intImm(Threads * Items)), mul(var(U), intImm(Threads))),
@@ -65,7 +58,7 @@ public:
     DType VT = St.Value->Type;
     Stmt Compute = Round(store(Val, {var(U)}, St.Value, Line));
     Stmt Write = Round(store(St.Buffer, St.Indices, load(VT, Val, {var(U)}), Line));
-    Stmt Body = allocate(Buffer{Val, VT, {intImm(Items)}, MemScope::Register},
+    Stmt Body = allocate(tempBuffer(Val, VT, {intImm(Items)}, MemScope::Register),
                          block({Compute, Write}), Line);
     Body = block({note("[map-elementwise] " + std::to_string(Items) + " elements per thread, " +
                            std::to_string(Threads * Items) +

@@ -44,8 +44,8 @@ public:
     // Each loop variable from t, innermost fastest: consecutive threads
     // touch consecutive elements of a row-major output (coalesced).
     Expr TVar = var(T);
-    Expr Total;
-    Stmt Body = bindFlatIndex(Run.Loops, TVar, Run.Inner, &Total);
+    Expr Total = flatExtent(Run.Loops);
+    Stmt Body = bindFlatIndex(Run.Loops, TVar, Run.Inner);
     Body = ifThen(lt(TVar, Total), Body, nullptr, Line);
     Body = letStmt(T, add(mul(var(BX), intImm(Threads)), var(TX)), Body, Line);
     Body = forLoop(TX, intImm(0), intImm(Threads), ForKind::ThreadX, Body, Line);

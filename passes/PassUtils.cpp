@@ -69,12 +69,15 @@ private:
   const std::vector<std::string> &Names;
 };
 
-class LoadFinder : public IRVisitor {
+class LoadCollector : public IRVisitor {
 public:
-  bool Found = false;
-
-protected:
-  void visitLoad(const LoadNode &) override { Found = true; }
+  std::vector<Expr> Loads;
+  void visit(const Expr &E) override {
+    if (E->Kind == ExprKind::Load)
+      Loads.push_back(E);
+    IRVisitor::visit(E);
+  }
+  using IRVisitor::visit;
 };
 
 Stmt rewriteTop(const Stmt &S, const std::function<Stmt(const Stmt &)> &Rewrite) {
@@ -139,10 +142,21 @@ bool usesAnyVar(const Stmt &S, const std::vector<std::string> &Names) {
   return V.Found;
 }
 
-bool hasLoads(const Expr &E) {
-  LoadFinder L;
+bool hasLoads(const Expr &E) { return !loadsOf(E).empty(); }
+
+std::vector<Expr> loadsOf(const Expr &E) {
+  LoadCollector L;
   L.visit(E);
-  return L.Found;
+  return std::move(L.Loads);
+}
+
+std::vector<Stmt> flattenBlocks(const Stmt &S) {
+  if (S->Kind != StmtKind::Block)
+    return {S};
+  std::vector<Stmt> Out;
+  for (const Stmt &Child : static_cast<const BlockNode &>(*S).Stmts)
+    llvm::append_range(Out, flattenBlocks(Child));
+  return Out;
 }
 
 Stmt stripBlocks(Stmt S) {
@@ -166,8 +180,14 @@ LoopRun outerSerialLoops(const Stmt &S) {
   return R;
 }
 
-Stmt bindFlatIndex(const std::vector<const ForNode *> &Loops, const Expr &Flat, Stmt Body,
-                   Expr *Total) {
+Expr flatExtent(const std::vector<const ForNode *> &Loops) {
+  Expr Total = intImm(1);
+  for (size_t K = Loops.size(); K-- > 0;)
+    Total = K + 1 == Loops.size() ? Loops[K]->Extent : mul(Loops[K]->Extent, Total);
+  return Total;
+}
+
+Stmt bindFlatIndex(const std::vector<const ForNode *> &Loops, const Expr &Flat, Stmt Body) {
   Expr Stride = intImm(1);
   for (size_t K = Loops.size(); K-- > 0;) {
     const ForNode &L = *Loops[K];
@@ -180,9 +200,16 @@ Stmt bindFlatIndex(const std::vector<const ForNode *> &Loops, const Expr &Flat, 
     Body = letStmt(L.Var, V, Body, L.SrcLine);
     Stride = Innermost ? L.Extent : mul(L.Extent, Stride);
   }
-  if (Total)
-    *Total = Stride;
   return Body;
+}
+
+Buffer tempBuffer(const std::string &Name, DType T, std::vector<Expr> Shape, MemScope Scope) {
+  Buffer B;
+  B.Name = Name;
+  B.Type = T;
+  B.Shape = std::move(Shape);
+  B.Scope = Scope;
+  return B;
 }
 
 Expr zeroOf(DType T) { return isFloat(T) ? floatImm(0.0, T) : intImm(0, T); }

@@ -45,6 +45,11 @@ bool usesAnyVar(const ir::Expr &E, const std::vector<std::string> &Names);
 bool usesAnyVar(const ir::Stmt &S, const std::vector<std::string> &Names);
 /// True if E reads any buffer.
 bool hasLoads(const ir::Expr &E);
+/// Every load in E, nested ones (in indices) included, in visiting order.
+std::vector<ir::Expr> loadsOf(const ir::Expr &E);
+
+/// The statements of S with nested blocks spliced in.
+std::vector<ir::Stmt> flattenBlocks(const ir::Stmt &S);
 
 /// S with the outermost one-statement blocks removed.
 ir::Stmt stripBlocks(ir::Stmt S);
@@ -57,13 +62,21 @@ struct LoopRun {
 };
 LoopRun outerSerialLoops(const ir::Stmt &S);
 
+/// e_1 * ... * e_n, the extents of Loops, spelled as bindFlatIndex
+/// builds it (1 for no loops).
+ir::Expr flatExtent(const std::vector<const ir::ForNode *> &Loops);
+
 /// Body under lets that recover each loop of Loops from the flat index
 /// Flat, innermost fastest, as a row-major walk of the loops would count:
 ///   v_k = Flat / (e_{k+1} * ... * e_n) % e_k + min_k
-/// (no % on the outermost: Flat < the total bounds it; no "/ 1" or "+ 0",
-/// since -O0 code is read too). Total, if given, receives e_1 * ... * e_n.
+/// (no % on the outermost: Flat < flatExtent(Loops) bounds it; no "/ 1" or
+/// "+ 0", since -O0 code is read too).
 ir::Stmt bindFlatIndex(const std::vector<const ir::ForNode *> &Loops, const ir::Expr &Flat,
-                       ir::Stmt Body, ir::Expr *Total = nullptr);
+                       ir::Stmt Body);
+
+/// A pass's own buffer (a temporary: shared tile, registers), unpadded.
+ir::Buffer tempBuffer(const std::string &Name, DType T, std::vector<ir::Expr> Shape,
+                      ir::MemScope Scope);
 
 /// A zero of type T (false for bool).
 ir::Expr zeroOf(DType T);

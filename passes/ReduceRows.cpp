@@ -27,28 +27,6 @@ struct RowReduction {
   std::vector<Stmt> Epilogue; ///< single-thread code that reads the total
 };
 
-/// Every load in an expression, nested ones included.
-class LoadCollector : public IRVisitor {
-public:
-  std::vector<const LoadNode *> Loads;
-
-protected:
-  void visitLoad(const LoadNode &N) override {
-    Loads.push_back(&N);
-    IRVisitor::visitLoad(N);
-  }
-};
-
-/// The statements of S with nested blocks spliced in.
-void appendFlat(const Stmt &S, std::vector<Stmt> &Out) {
-  if (S->Kind != StmtKind::Block) {
-    Out.push_back(S);
-    return;
-  }
-  for (const Stmt &Child : static_cast<const BlockNode &>(*S).Stmts)
-    appendFlat(Child, Out);
-}
-
 bool isAccElement(const std::string &Buffer, const std::vector<Expr> &Indices,
                   const std::string &Acc) {
   return Buffer == Acc && Indices.size() == 1 && asConstInt(Indices[0]) == 0;
@@ -76,10 +54,9 @@ Expr identityOf(BinaryOp Op, DType T) {
 /// across map-to-gpu's threads already.
 std::string strideProblem(const Expr &E, const std::string &C, const std::string &InnerRow,
                           const std::string &Acc) {
-  LoadCollector Loads;
-  Loads.visit(E);
   bool Contiguous = false;
-  for (const LoadNode *L : Loads.Loads) {
+  for (const Expr &LE : loadsOf(E)) {
+    const auto *L = static_cast<const LoadNode *>(LE.get());
     if (L->Buffer == Acc)
       return "the operand of the step reads '" + Acc + "' itself";
     if (llvm::none_of(L->Indices, [&](const Expr &X) { return usesAnyVar(X, {C}); }))
@@ -135,8 +112,7 @@ private:
     }
     RowReduction R;
     R.Acc = &Acc;
-    std::vector<Stmt> Stmts;
-    appendFlat(Acc.Body, Stmts);
+    std::vector<Stmt> Stmts = flattenBlocks(Acc.Body);
     size_t I = 0;
     for (; I < Stmts.size() && Stmts[I]->Kind == StmtKind::Store; ++I) {
       const auto &St = static_cast<const StoreNode &>(*Stmts[I]);
@@ -245,8 +221,8 @@ private:
     // The row variables from the flat row index, innermost fastest (as
     // map-to-gpu recovers its outputs), then the per-warp guard.
     Expr RowVar = var(Row);
-    Expr Rows;
-    Inner = bindFlatIndex(Run.Loops, RowVar, Inner, &Rows);
+    Expr Rows = flatExtent(Run.Loops);
+    Inner = bindFlatIndex(Run.Loops, RowVar, Inner);
     Stmt Guarded = ifThen(lt(RowVar, Rows), Inner, nullptr, Line);
     Stmt PerLane =
         letStmt(Row, add(mul(var(Block), intImm(RowsPerBlock)), var(Warp)), Guarded, Line);

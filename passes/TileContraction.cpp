@@ -15,19 +15,6 @@ using namespace ir;
 
 namespace {
 
-/// The loads of an expression, in first-appearance order, without repeats.
-class LoadCollector : public IRVisitor {
-public:
-  std::vector<Expr> Loads;
-  void visit(const Expr &E) override {
-    if (E->Kind == ExprKind::Load &&
-        llvm::none_of(Loads, [&](const Expr &L) { return structurallyEqual(L, E); }))
-      Loads.push_back(E);
-    IRVisitor::visit(E);
-  }
-  using IRVisitor::visit;
-};
-
 /// Replaces whole expressions (the staged loads) and ACC[0] by new ones.
 class Replacer : public IRMutator {
 public:
@@ -64,13 +51,6 @@ struct Operand {
   bool KFastest; ///< its last index uses k: the copy runs k fastest
   std::string Tile, Regs, Next;
 };
-
-/// The statements of S, a block or one statement.
-std::vector<Stmt> stmtsOf(const Stmt &S) {
-  if (S->Kind == StmtKind::Block)
-    return static_cast<const BlockNode &>(*S).Stmts;
-  return {S};
-}
 
 Expr c(int64_t V) { return intImm(V); }
 Expr div(Expr A, Expr B) { return binary(BinaryOp::Div, std::move(A), std::move(B)); }
@@ -150,7 +130,7 @@ bool Tiler::match(const Stmt &Nest, std::vector<Stmt> &Pro, std::vector<Stmt> &E
   if (A.Buf.Scope != MemScope::Register || A.Buf.rank() != 1 ||
       asConstInt(A.Buf.Shape[0]) != 1)
     return false;
-  std::vector<Stmt> Body = stmtsOf(A.Body);
+  std::vector<Stmt> Body = flattenBlocks(A.Body);
   size_t LoopAt = Body.size();
   for (size_t I = 0; I < Body.size(); ++I)
     if (Body[I]->Kind == StmtKind::For) {
@@ -190,10 +170,13 @@ bool Tiler::match(const Stmt &Nest, std::vector<Stmt> &Pro, std::vector<Stmt> &E
       return decline(Nest, "the epilogue uses the reduction index");
 
   // Every load of the update is ACC[0] or an operand of one side.
-  LoadCollector LC;
-  LC.visit(Update);
+  // Each distinct load once: A[m, k] read twice is one operand.
+  std::vector<Expr> Loads;
+  for (const Expr &L : loadsOf(Update))
+    if (llvm::none_of(Loads, [&](const Expr &X) { return structurallyEqual(X, L); }))
+      Loads.push_back(L);
   Ops.clear();
-  for (const Expr &L : LC.Loads) {
+  for (const Expr &L : Loads) {
     const auto &N = static_cast<const LoadNode &>(*L);
     if (N.Buffer == Acc) {
       if (N.Indices.size() != 1 || asConstInt(N.Indices[0]) != 0)
@@ -451,25 +434,22 @@ Stmt Tiler::tile(const Stmt &Nest) {
   // Storage: the accumulators, each operand's tile, registers and prefetch.
   Stmt Launch = block(std::move(Body));
   int64_t Threads = S.threads();
+  const MemScope Reg = MemScope::Register;
   for (auto It = Ops.rbegin(); It != Ops.rend(); ++It) {
     const Operand &O = *It;
     int64_t BXn = O.RowSide ? S.BlockM : S.BlockN;
-    if (S.Prefetch) {
-      Buffer Next{O.Next, O.Type, {c((S.TileK * BXn + Threads - 1) / Threads)},
-                  MemScope::Register};
-      Launch = allocate(Next, Launch, Line);
-    }
-    Buffer Regs{O.Regs, O.Type, {c(O.RowSide ? S.ThreadM : S.ThreadN)}, MemScope::Register};
-    Launch = allocate(Regs, Launch, Line);
+    if (S.Prefetch)
+      Launch = allocate(tempBuffer(O.Next, O.Type, {c((S.TileK * BXn + Threads - 1) / Threads)}, Reg),
+                        Launch, Line);
+    Launch = allocate(tempBuffer(O.Regs, O.Type, {c(O.RowSide ? S.ThreadM : S.ThreadN)}, Reg),
+                      Launch, Line);
   }
-  Launch = allocate(Buffer{Acc, AccType, {c(S.ThreadM), c(S.ThreadN)}, MemScope::Register},
-                    Launch, Line);
-  for (auto It = Ops.rbegin(); It != Ops.rend(); ++It)
-  {
+  Launch = allocate(tempBuffer(Acc, AccType, {c(S.ThreadM), c(S.ThreadN)}, Reg), Launch, Line);
+  for (auto It = Ops.rbegin(); It != Ops.rend(); ++It) {
     std::vector<Expr> Shape = {c(S.TileK), c(It->RowSide ? S.BlockM : S.BlockN)};
     if (S.Stages == 2)
       Shape.insert(Shape.begin(), c(2));
-    Launch = allocate(Buffer{It->Tile, It->Type, Shape, MemScope::Shared}, Launch, Line);
+    Launch = allocate(tempBuffer(It->Tile, It->Type, Shape, MemScope::Shared), Launch, Line);
   }
 
   // Thread coordinates, batch indices, the note.
@@ -487,8 +467,8 @@ Stmt Tiler::tile(const Stmt &Nest) {
                              Line),
                      Line);
   }
-  Expr BatchTotal;
-  Launch = bindFlatIndex(Batch, var(BZ), Launch, &BatchTotal);
+  Expr BatchTotal = flatExtent(Batch);
+  Launch = bindFlatIndex(Batch, var(BZ), Launch);
   std::string Staged;
   for (const Operand &O : Ops)
     Staged += (Staged.empty() ? "" : ", ") + static_cast<const LoadNode &>(*O.Load).Buffer;

@@ -202,16 +202,12 @@ private:
     Stmt Write =
         EveryThread(Guarded(Coord(Row, BY, RowInTile), Coord(Col, BX, var(TX)),
                             store(St.Buffer, St.Indices, FromTile.mutate(St.Value), St.SrcLine)));
-    Buffer TileBuf;
-    TileBuf.Name = TileName;
-    TileBuf.Type = TLoad->Type;
-    TileBuf.Shape = {T, T};
-    TileBuf.Scope = MemScope::Shared;
+    Buffer TileBuf = tempBuffer(TileName, TLoad->Type, {T, T}, MemScope::Shared);
     Stmt Body = allocate(TileBuf, block({Read, barrier(Line), Write}, Line), Line);
 
     // The batch loops come back as lets of bz, innermost fastest.
-    Expr Stride;
-    Body = bindFlatIndex(Batch, var(BZ), Body, &Stride);
+    Expr Stride = flatExtent(Batch);
+    Body = bindFlatIndex(Batch, var(BZ), Body);
 
     const auto &Src = static_cast<const LoadNode &>(*TLoad);
     std::string Side = std::to_string(Tile);

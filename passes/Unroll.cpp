@@ -11,11 +11,11 @@ using namespace ir;
 
 namespace {
 
-/// Statements of S after full unrolling of its constant loops, capped.
+/// Statements of S after full unrolling of its constant loops, counted
+/// up to a little over Cap.
 int64_t unrolledSize(const Stmt &S, int64_t Cap) {
   struct Counter : IRVisitor {
     int64_t Scale = 1, Count = 0, Cap = 0;
-    bool HasLoop = false, HasBarrier = false;
     void visit(const Stmt &S) override {
       if (!S || Count > Cap)
         return;
@@ -25,18 +25,16 @@ int64_t unrolledSize(const Stmt &S, int64_t Cap) {
     }
     using IRVisitor::visit;
     void visitFor(const ForNode &N) override {
-      HasLoop = true;
       int64_t Trip = asConstInt(N.Extent).value_or(1);
       int64_t Saved = Scale;
       Scale *= std::max<int64_t>(Trip, 1);
       visit(N.Body);
       Scale = Saved;
     }
-    void visitBarrier(const BarrierNode &) override { HasBarrier = true; }
   } C;
   C.Cap = Cap;
   C.visit(S);
-  return C.HasBarrier ? Cap + 1 : C.Count;
+  return C.Count;
 }
 
 bool holdsBarrierOrLoop(const Stmt &S, bool &HasLoop) {

@@ -11,17 +11,16 @@ namespace tdsl {
 
 using namespace ir;
 
-int64_t vectorCopyWidth(const ForNode &N) {
+const StoreNode *vectorCopy(const ForNode &N, int64_t &Width) {
   std::optional<int64_t> W = asConstInt(N.Extent);
-  if (!W || (*W != 2 && *W != 4) || asConstInt(N.Min) != 0)
-    return 0;
   Stmt Body = stripBlocks(N.Body);
-  if (Body->Kind != StmtKind::Store)
-    return 0;
-  const auto &St = static_cast<const StoreNode &>(*Body);
-  if (St.Value->Kind != ExprKind::Load || dtypeBytes(St.Value->Type) != 4)
-    return 0;
-  return *W;
+  if (!W || (*W != 2 && *W != 4) || asConstInt(N.Min) != 0 || Body->Kind != StmtKind::Store)
+    return nullptr;
+  const auto *St = static_cast<const StoreNode *>(Body.get());
+  if (St->Value->Kind != ExprKind::Load || dtypeBytes(St->Value->Type) != 4)
+    return nullptr;
+  Width = *W;
+  return St;
 }
 
 namespace {
@@ -51,8 +50,9 @@ protected:
   }
   Stmt visitFor(const ForNode &N, const Stmt &S) override {
     Stmt Body = mutate(N.Body);
-    int64_t W = N.Loop == ForKind::Serial ? vectorCopyWidth(N) : 0;
-    if (W && accessOk(N, W)) {
+    int64_t W = 0;
+    const StoreNode *Copy = N.Loop == ForKind::Serial ? vectorCopy(N, W) : nullptr;
+    if (Copy && accessOk(*Copy, N, W)) {
       ++Done;
       return forLoop(N.Var, N.Min, N.Extent, ForKind::Vectorized, Body, N.SrcLine);
     }
@@ -132,8 +132,7 @@ private:
     return true;
   }
 
-  bool accessOk(const ForNode &L, int64_t W) {
-    const auto &St = static_cast<const StoreNode &>(*stripBlocks(L.Body));
+  bool accessOk(const StoreNode &St, const ForNode &L, int64_t W) {
     const auto &Ld = static_cast<const LoadNode &>(*St.Value);
     const Buffer *D = Buffers.lookup(St.Buffer), *S = Buffers.lookup(Ld.Buffer);
     // Something to gain: at least one side in shared memory.

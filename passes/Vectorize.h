@@ -33,10 +33,10 @@ namespace tdsl {
 /// Marks F's provably aligned short copy loops `vectorize`.
 void vectorize(ir::Func &F);
 
-/// The width of a `vectorize` loop the backend emits as one wide access
-/// (2 or 4), or 0 if N is not such a loop: its body is one store of a
-/// load, 4-byte elements, extent 2 or 4, min 0.
-int64_t vectorCopyWidth(const ir::ForNode &N);
+/// The copy of a loop the backend can emit as one wide access: its body
+/// is one store of a load of 4-byte elements, extent 2 or 4 (the width,
+/// in Width), min 0. Null otherwise.
+const ir::StoreNode *vectorCopy(const ir::ForNode &N, int64_t &Width);
 
 } // namespace tdsl
 
