@@ -324,6 +324,15 @@ Text ExprWriter::binaryText(const BinaryNode &N) {
 }
 
 Text ExprWriter::callIntrinsic(const CallNode &N) {
+  if (N.Fn == Intrinsic::Aligned) {
+    // The element's address, not its value.
+    const auto &L = static_cast<const LoadNode &>(*N.Args[0]);
+    const BufferRef &R = Buffers.lookup(L.Buffer);
+    std::string Addr = cName(L.Buffer);
+    if (R.Buf && !R.ByValue)
+      Addr = "&" + Addr + "[" + offset(*R.Buf, L.Indices) + "]";
+    return callText("tdsl_is_aligned", {Addr, str(N.Args[1])});
+  }
   DType T = N.Args[0]->Type;
   std::string X = str(N.Args[0]);
   if (isWarpShuffle(N.Fn)) {
@@ -628,7 +637,7 @@ bool FuncEmitter::emitVectorCopy(const ForNode &N, ExprWriter &W) {
     return cName(B.Name) + "[" + W.offset(B, I) + "]";
   };
   static const char *Lane[] = {".x", ".y", ".z", ".w"};
-  bool WideLoad = S.Buf->Scope == MemScope::Shared, WideStore = D.Buf->Scope == MemScope::Shared;
+  bool WideLoad = S.Buf->Scope != MemScope::Register, WideStore = D.Buf->Scope != MemScope::Register;
   line() << "{ // [vectorize] " << Width << " elements in one " << 4 * Width << "-byte access\n";
   ++Indent;
   if (WideLoad) {
@@ -848,8 +857,10 @@ void FuncEmitter::emitKernels() {
     OS << "constexpr int " << Const << " = " << Threads << ";\n\n";
     OS << "template <typename Index>\n";
     // min_blocks asks ptxas to leave registers for that many resident
-    // blocks per SM (a knob: register tiles trade occupancy for reuse).
-    int64_t MinBlocks = knobInt(F, "min_blocks", 0);
+    // blocks per SM (a knob: register tiles trade occupancy for reuse). It
+    // is the Func's, so a launch of more threads than that many blocks can
+    // hold (2048 per SM) asks only for the blocks that fit.
+    int64_t MinBlocks = std::min<int64_t>(knobInt(F, "min_blocks", 0), 2048 / std::max<int64_t>(Threads, 1));
     OS << "__global__ void __launch_bounds__(" << Const
        << (MinBlocks > 1 ? ", " + std::to_string(MinBlocks) : std::string()) << ")\n";
     OS << kernelName(L) << "(";
@@ -873,8 +884,9 @@ void FuncEmitter::emitKernels() {
       Param("Index " + cName(S));
     OS << ") {\n";
     Indent = 1;
-    // The pinned knobs, where the reader of the kernel looks first; what
-    // each pass chose from them is in its own // [pass] comment below.
+    // The knobs, where the reader of the kernel looks first: those pinned
+    // and those a pass chose for the backend; what each pass chose from
+    // them is in its own // [pass] comment below.
     if (!F.Schedule.empty()) {
       std::string Knobs;
       for (const Knob &K : F.Schedule) {
@@ -884,7 +896,9 @@ void FuncEmitter::emitKernels() {
         if (K.IsList)
           V = "[" + V + "]";
         Knobs += (Knobs.empty() ? "" : "; ") + K.Key + " = " + V +
-                 (K.Line ? " (line " + std::to_string(K.Line) + ")" : " (command line)");
+                 (!K.SetBy.empty() ? " (chosen by " + K.SetBy + ")"
+                  : K.Line         ? " (line " + std::to_string(K.Line) + ")"
+                                   : " (command line)");
       }
       line() << "// schedule: " << Knobs << "\n";
     }
@@ -941,7 +955,8 @@ void FuncEmitter::emitPlan() {
     CheckDims(B);
   for (const Buffer *B : Temps)
     CheckDims(*B);
-  // Element counts: overflow is TOO_LARGE; 2^31 or more needs 64-bit indices.
+  // Element counts: overflow is TOO_LARGE; near 2^31 or more needs 64-bit
+  // indices (kIndex32Limit).
   OS << "  int64_t elems = 1;\n  plan->index64 = false;\n";
   auto Count = [&](const Buffer &B, const std::string &What, int Temp) {
     OS << "  // " << What << " " << B.Name << ": " << dtypeName(B.Type);
@@ -960,7 +975,7 @@ void FuncEmitter::emitPlan() {
     if (!B.rank())
       OS << "1";
     OS << "}, &elems))\n    return TDSL_ERROR_TOO_LARGE;\n";
-    OS << "  plan->index64 |= elems > INT32_MAX;\n";
+    OS << "  plan->index64 |= elems > kIndex32Limit;\n";
     if (Temp >= 0)
       OS << "  plan->temp_bytes[" << Temp << "] = size_t(elems) * sizeof("
          << backend::hostElementType(B.Type) << ");\n";
@@ -976,7 +991,7 @@ void FuncEmitter::emitPlan() {
        << ", " << L.Uses.BlockDim[1] << ", " << L.Uses.BlockDim[2] << ", "
        << (L.DynamicShared ? L.SharedBytes : 0) << "))\n    return TDSL_ERROR_TOO_LARGE;\n";
     OS << "  plan->index64 |= tdsl_thread_count(plan->launches[" << L.Index
-       << "]) > INT32_MAX;\n";
+       << "]) > kIndex32Limit;\n";
   }
   OS << "  return TDSL_SUCCESS;\n}\n";
 }
@@ -1135,7 +1150,7 @@ std::string emitCuda(const Module &M, const CudaEmitOptions &Opts, llvm::raw_ost
   OS << "// " << backend::bannerText(Opts) << "\n"
      << "// Target: " << Opts.Arch << ". Each kernel is a template on its index type;\n"
      << "// the launcher picks int32_t when every tensor and launch has fewer than\n"
-     << "// 2^31 elements (threads). Outputs must not overlap inputs or each other.\n"
+     << "// 2^31 - 2^20 elements (threads). Outputs must not overlap inputs or each other.\n"
      << "#include <tdsl/runtime.h>\n\n"
      << "#include <cuda_bf16.h>\n#include <cuda_fp16.h>\n#include <cuda_runtime.h>\n"
      << "#include <math_constants.h>\n\n"

@@ -20,7 +20,7 @@ const IntrinsicInfo Intrinsics[] = {
     {Intrinsic::Relu, "relu", 1},        {Intrinsic::Abs, "abs", 1},
     {Intrinsic::Pow, "pow", 2},          {Intrinsic::ShflXor, "shfl_xor", 2},
     {Intrinsic::ShflDown, "shfl_down", 2}, {Intrinsic::ShflUp, "shfl_up", 2},
-    {Intrinsic::ShflIdx, "shfl_idx", 2},
+    {Intrinsic::ShflIdx, "shfl_idx", 2}, {Intrinsic::Aligned, "aligned", 2},
 };
 } // namespace
 
@@ -186,7 +186,7 @@ Expr cast(DType T, Expr A) {
 }
 
 Expr call(Intrinsic Fn, std::vector<Expr> Args) {
-  DType T = Args.empty() ? DType::F32 : Args[0]->Type;
+  DType T = Fn == Intrinsic::Aligned ? DType::Bool : Args.empty() ? DType::F32 : Args[0]->Type;
   return std::make_shared<CallNode>(T, Fn, std::move(Args));
 }
 

@@ -108,9 +108,13 @@ struct CastNode : ExprNode {
 /// Pure functions: math on one float type, and warp shuffles, which read
 /// Args[0] as evaluated by another lane of the same warp (Args[1] is the
 /// lane mask, delta or source lane; a lane outside the warp reads itself).
+/// aligned(X[0, ...], N) is a bool: whether the address of that element of
+/// the global buffer X is a multiple of N bytes (the element is not read),
+/// the runtime fact that a wide global access rests on.
 enum class Intrinsic {
   Exp, Log, Sqrt, Rsqrt, Tanh, Sigmoid, Erf, Gelu, Relu, Abs, Pow,
   ShflXor, ShflDown, ShflUp, ShflIdx,
+  Aligned,
 };
 llvm::StringRef intrinsicName(Intrinsic I);
 std::optional<Intrinsic> parseIntrinsic(llvm::StringRef Name);
@@ -298,6 +302,9 @@ struct Knob {
   bool IsList = false;       ///< written with brackets
   std::string Word;          ///< a word value (Ints empty)
   unsigned Line = 0;
+  /// The pass that chose this value where the user pinned none (printed
+  /// `by "tile-contraction"`); empty for a pinned knob.
+  std::string SetBy;
 };
 
 /// One .tdsl kernel: its size symbols (the launcher's size arguments, in
@@ -307,7 +314,8 @@ struct Func {
   std::string Name;
   std::vector<std::string> Sizes;
   std::vector<Buffer> Params;
-  std::vector<Knob> Schedule; ///< pinned knobs, in order; later entries win
+  std::vector<Knob> Schedule; ///< pinned knobs, in order; later entries win;
+                              ///< then the knobs passes chose (Knob::SetBy)
   Stmt Body;
   const Buffer *findParam(llvm::StringRef Name) const;
 };

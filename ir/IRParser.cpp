@@ -475,7 +475,7 @@ bool IRParser::parseParam(Buffer &B) {
   return true;
 }
 
-/// knob ::= ID '=' (INT | '[' INT (',' INT)* ']' | ID) line?
+/// knob ::= ID '=' (INT | '[' INT (',' INT)* ']' | ID) ('by' STRING)? line?
 ///   (INT may carry a '-'; the key and a word may be any identifier)
 bool IRParser::parseKnob(Knob &K) {
   if (!is(Tok::Ident))
@@ -513,6 +513,14 @@ bool IRParser::parseKnob(Knob &K) {
       return false;
   } else if (!ParseInt()) {
     return false;
+  }
+  if (isWord("by")) {
+    next();
+    if (!is(Tok::String))
+      return error(Cur.loc(), "expected the name of the pass that chose '" + K.Key +
+                                  "' in quotes, found " + describe(Cur));
+    K.SetBy = Cur.Text.drop_front().drop_back().str();
+    next();
   }
   return parseLine(K.Line);
 }

@@ -248,6 +248,7 @@ struct BufferState {
   bool Tracked = false; ///< shared and global, when checking races
   bool AsyncDst = false;
   std::vector<CExpr *> ShapeExprs; ///< parameters
+  bool Param = false;              ///< a tensor passed in (see ParamByteOffset)
   unsigned Rank = 0;
   std::vector<int64_t> Shape;
   int64_t NumElems = 0;
@@ -375,6 +376,7 @@ private:
     return B.PerLane ? Off * B.Lanes + L : Off;
   }
   bool checkRead(BufferState &B, int64_t Off, int64_t Pos, uint32_t L);
+  bool checkWide(const BufferState &B, int64_t Off, uint32_t L);
   bool checkWrite(BufferState &B, int64_t Off, int64_t Pos, uint32_t L);
   uint32_t epochOf(const BufferState &B) const {
     return B.Scope == MemScope::Shared ? SharedEpoch : LaunchEpoch;
@@ -416,6 +418,10 @@ private:
   unsigned ErrorLine = 0, CurLine = 0;
   uint64_t Steps = 0;
   unsigned Launches = 0;
+  /// The width of the vectorized loop whose first iteration runs now: the
+  /// backend makes its global accesses one wide access, which the address
+  /// of that first element must be aligned for (0: none).
+  int64_t VecWidth = 0;
 
   // The launch running now (the host runs as one thread of one block).
   uint32_t W = 1;   ///< threads per block
@@ -619,6 +625,17 @@ CExpr *Interpreter::compileExpr(const Expr &E) {
   }
   case ExprKind::Call: {
     const auto &N = static_cast<const CallNode &>(*E);
+    if (N.Fn == Intrinsic::Aligned && N.Args.size() == 2) {
+      // A fact of the run, not of a lane: the tensors' base addresses.
+      CExpr *C = newExpr(CExprKind::Const, E->Type);
+      std::optional<int64_t> Bytes = asConstInt(N.Args[1]);
+      const auto *L = N.Args[0]->Kind == ExprKind::Load
+                          ? static_cast<const LoadNode *>(N.Args[0].get())
+                          : nullptr;
+      bool Param = L && F.findParam(L->Buffer);
+      C->Imm.I = Bytes && *Bytes > 0 && (Param ? Opts.ParamByteOffset : 0) % *Bytes == 0;
+      return C;
+    }
     CExpr *C = newExpr(CExprKind::Call, E->Type);
     C->Fn = N.Fn;
     if (N.Args.size() != intrinsicArity(N.Fn) || N.Args.empty()) {
@@ -1040,6 +1057,7 @@ bool Interpreter::execFor(CStmt &S, const LaneList &Act) {
     MaxExt = std::max(MaxExt, Ext[L].I);
   }
   for (int64_t I = 0; I < MaxExt; ++I) {
+    VecWidth = S.Loop == ForKind::Vectorized && I == 0 && SameExtent ? MaxExt : 0;
     const LaneList *Cur = &Act;
     if (!SameExtent) {
       S.Lanes.clear();
@@ -1053,7 +1071,19 @@ bool Interpreter::execFor(CStmt &S, const LaneList &Act) {
     if (!step() || !exec(Body, *Cur))
       return false;
   }
+  VecWidth = 0;
   return true;
+}
+
+bool Interpreter::checkWide(const BufferState &B, int64_t Off, uint32_t L) {
+  if (VecWidth < 2 || B.Scope != MemScope::Global)
+    return true;
+  int64_t Bytes = dtypeBytes(B.Type), Start = (B.Param ? Opts.ParamByteOffset : 0) + Off * Bytes;
+  if (Start % (VecWidth * Bytes) == 0)
+    return true;
+  return fail("vectorized access of " + std::to_string(VecWidth) + " elements at " +
+              elementStr(B, Off) + " is not " + std::to_string(VecWidth * Bytes) +
+              "-byte aligned " + whereStr(L));
 }
 
 bool Interpreter::allocate(CStmt &S, const LaneList &Act) {
@@ -1170,7 +1200,7 @@ bool Interpreter::execStore(CStmt &S, const LaneList &Act) {
     if (!linearIndex(B, S.IdxVals, L, 0, Off))
       return outOfBounds("store to", B, S.IdxVals, L);
     int64_t Pos = position(B, Off, L);
-    if (!checkWrite(B, Off, Pos, L))
+    if (!checkWrite(B, Off, Pos, L) || !checkWide(B, Off, L))
       return false;
     B.Data[Pos] = From == B.Type ? V[L] : castValue(V[L], From, B.Type);
     B.InitGen[Pos] = B.Gen;
@@ -1377,7 +1407,7 @@ const Value *Interpreter::evalLoad(CExpr &E, const LaneList &Act) {
       return nullptr;
     }
     int64_t Pos = position(B, Off, L);
-    if (!checkRead(B, Off, Pos, L))
+    if (!checkRead(B, Off, Pos, L) || !checkWide(B, Off, L))
       return nullptr;
     Out[L] = Convert ? castValue(B.Data[Pos], B.Type, E.Type) : B.Data[Pos];
   }
@@ -1461,6 +1491,7 @@ InterpResult Interpreter::run(const std::map<std::string, int64_t> &Sizes,
   for (const Buffer &P : F.Params) {
     unsigned Slot = addBuffer(P);
     ParamSlots.push_back(Slot);
+    Buffers[Slot].Param = true;
     for (const Expr &E : P.Shape)
       Buffers[Slot].ShapeExprs.push_back(compileExpr(E));
   }

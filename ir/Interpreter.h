@@ -48,6 +48,10 @@ struct InterpOptions {
   /// A statement counts once per block, however many threads run it, and
   /// each loop iteration counts too.
   uint64_t MaxSteps = 0;
+  /// Where the tensors passed in start: this many bytes past a 256-byte
+  /// boundary, as aligned() sees it. 4 takes the scalar paths meant for
+  /// tensors that are not 16-byte aligned (a view into a larger tensor).
+  unsigned ParamByteOffset = 0;
   /// CUDA's limit; a launch with larger blocks is an error. 0: no limit.
   uint64_t MaxThreadsPerBlock = 1024;
 };

@@ -373,6 +373,8 @@ void Printer::printFunc(const Func &F) {
         if (K.IsList)
           OS << ']';
       }
+      if (!K.SetBy.empty())
+        OS << " by \"" << K.SetBy << '"';
       if (K.Line)
         OS << " @" << K.Line;
     }

@@ -378,6 +378,24 @@ void Verifier::checkExpr(const Expr &E) {
     for (const Expr &A : N.Args)
       if (!A)
         return;
+    if (N.Fn == Intrinsic::Aligned) {
+      // aligned(X[0, ...], N): an element of a global buffer, whose address
+      // (not value) is tested against a power-of-2 byte count.
+      const Buffer *B = N.Args[0]->Kind == ExprKind::Load
+                            ? findBuffer(static_cast<const LoadNode &>(*N.Args[0]).Buffer)
+                            : nullptr;
+      std::optional<int64_t> Bytes = asConstInt(N.Args[1]);
+      if (N.Type != DType::Bool)
+        fail("'aligned' has type " + dtypeName(N.Type) + ", expected bool", E);
+      bool First = B && B->Scope == MemScope::Global && B->rank() &&
+                   llvm::all_of(static_cast<const LoadNode &>(*N.Args[0]).Indices,
+                                [](const Expr &I) { return asConstInt(I) == 0; });
+      if (!First)
+        fail("'aligned' takes the first element of a global tensor, as X[0, 0]", E);
+      if (!Bytes || *Bytes < 1 || *Bytes > 256 || (*Bytes & (*Bytes - 1)))
+        fail("'aligned' takes a byte count that is a power of 2 up to 256", E);
+      return;
+    }
     DType T = N.Args[0]->Type;
     if (N.Type != T)
       fail("'" + Name + "' has type " + dtypeName(N.Type) + ", expected " + dtypeName(T), E);

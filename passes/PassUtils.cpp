@@ -75,7 +75,23 @@ public:
   void visit(const Expr &E) override {
     if (E->Kind == ExprKind::Load)
       Loads.push_back(E);
+    // aligned(X[0], N) takes an address; it reads nothing.
+    if (E->Kind == ExprKind::Call &&
+        static_cast<const CallNode &>(*E).Fn == Intrinsic::Aligned)
+      return;
     IRVisitor::visit(E);
+  }
+  using IRVisitor::visit;
+};
+
+class AlignmentFinder : public IRVisitor {
+public:
+  bool Found = false;
+  void visit(const Expr &E) override {
+    Found |= E->Kind == ExprKind::Call &&
+             static_cast<const CallNode &>(*E).Fn == Intrinsic::Aligned;
+    if (!Found)
+      IRVisitor::visit(E);
   }
   using IRVisitor::visit;
 };
@@ -143,6 +159,12 @@ bool usesAnyVar(const Stmt &S, const std::vector<std::string> &Names) {
 }
 
 bool hasLoads(const Expr &E) { return !loadsOf(E).empty(); }
+
+bool testsAlignment(const Stmt &S) {
+  AlignmentFinder A;
+  A.visit(S);
+  return A.Found;
+}
 
 std::vector<Expr> loadsOf(const Expr &E) {
   LoadCollector L;

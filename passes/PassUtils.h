@@ -45,8 +45,11 @@ bool usesAnyVar(const ir::Expr &E, const std::vector<std::string> &Names);
 bool usesAnyVar(const ir::Stmt &S, const std::vector<std::string> &Names);
 /// True if E reads any buffer.
 bool hasLoads(const ir::Expr &E);
-/// Every load in E, nested ones (in indices) included, in visiting order.
+/// Every load in E, nested ones (in indices) included, in visiting order;
+/// not the element aligned() takes the address of.
 std::vector<ir::Expr> loadsOf(const ir::Expr &E);
+/// True if S has a path that rests on aligned() (a wide global access).
+bool testsAlignment(const ir::Stmt &S);
 
 /// The statements of S with nested blocks spliced in.
 std::vector<ir::Stmt> flattenBlocks(const ir::Stmt &S);

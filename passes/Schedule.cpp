@@ -23,18 +23,25 @@ const std::vector<KnobSpec> &knobSpecs() {
        "consecutive outputs per thread and row, read from shared memory at once "
        "(default 4)"},
       {"prefetch", "tile-contraction", "on | off",
-       "load the next k tile into registers while computing this one (default off)"},
+       "load the next k tile into registers while computing this one (default on)"},
       {"lane_cols", "tile-contraction", "1 | 2 | 4 | 8 | 16 | 32",
        "columns of the thread grid a warp spans: its lanes form a (32 / N) x N patch "
        "(default 8)"},
       {"stages", "tile-contraction", "1 | 2",
        "shared-memory buffers per operand: 2 stores tile k+1 while tile k is read, one "
-       "barrier per tile (default 1; 2 needs prefetch = on)"},
+       "barrier per tile (default 2; 1 when prefetch = off; 2 needs prefetch = on)"},
       {"min_blocks", "backend", "N",
        "blocks per SM the kernel's register use must allow (__launch_bounds__'s second "
-       "argument; default none)"},
+       "argument; default none, 2 for a contraction whose register tile leaves room)"},
       {"rows_per_block", "reduce-rows", "W",
-       "rows of a row reduction per block, one warp each (default 8)"},
+       "rows of a row reduction per block, one warp each (default 8; pinned without "
+       "reduce_threads it asks for one warp per row)"},
+      {"reduce_threads", "reduce-rows", "N",
+       "threads of the block that reduces one row (default 256; pinned without "
+       "rows_per_block it asks for one block per row)"},
+      {"block_per_row", "reduce-rows", "auto | on | off",
+       "one block per row of a row reduction (on) or one warp (off); default auto: a block "
+       "for rows of unknown length, of 1024 or more elements, or few rows"},
       {"transpose_tile", "tile-transpose", "T",
        "side of the square shared-memory tile of a transpose (default 32)"},
       {"threads", "map-elementwise, map-to-gpu", "N",
@@ -189,8 +196,11 @@ ContractionSchedule contractionSchedule(const Func &F, int64_t ElemBytes,
   }
   if (VecK)
     S.VectorWidth = Vec;
-  if (std::optional<bool> P = R.onOff("prefetch"))
+  if (std::optional<bool> P = R.onOff("prefetch")) {
     S.Prefetch = *P;
+    if (!*P)
+      S.Stages = 1;
+  }
   int64_t LaneCols;
   if (const Knob *LK = R.ints("lane_cols", 1, 1, 32, &LaneCols)) {
     if (!isPowerOf2(LaneCols))
@@ -237,8 +247,9 @@ ContractionSchedule contractionSchedule(const Func &F, int64_t ElemBytes,
   if (Bytes > MaxSharedBytes) {
     const Knob *Big = BlockK ? BlockK : findKnob(F, "k_tile");
     if (Big)
-      R.problem(*Big, "the shared-memory tiles need " + std::to_string(Bytes) +
-                          " bytes; the target allows " + std::to_string(MaxSharedBytes));
+      R.problem(*Big, "the shared-memory tiles need " + std::to_string(Bytes) + " bytes" +
+                          (S.Stages > 1 ? " (" + std::to_string(S.Stages) + " stages)" : "") +
+                          "; the target allows " + std::to_string(MaxSharedBytes));
     S = ContractionSchedule();
   }
   return S;
@@ -269,6 +280,16 @@ std::vector<ScheduleProblem> checkSchedule(const Func &F, int64_t MaxSharedBytes
   int64_t V;
   if (const Knob *K = R.ints("rows_per_block", 1, 1, 32, &V); K && !isPowerOf2(V))
     R.problem(*K, "expects a power of 2");
+  if (const Knob *K = R.ints("reduce_threads", 1, 32, 1024, &V); K && V % 32)
+    R.problem(*K, "expects a multiple of 32 (whole warps)");
+  if (const Knob *K = findKnob(F, "block_per_row")) {
+    if (K->Word != "auto" && K->Word != "on" && K->Word != "off")
+      R.problem(*K, "expects 'auto', 'on' or 'off'");
+    else if (K->Word == "on" && findKnob(F, "rows_per_block"))
+      R.problem(*K, "'on' leaves rows_per_block (rows of one warp each) unused");
+    else if (K->Word == "off" && findKnob(F, "reduce_threads"))
+      R.problem(*K, "'off' leaves reduce_threads (the threads of a block per row) unused");
+  }
   if (const Knob *K = R.ints("transpose_tile", 1, 8, 64, &V); K && V % 8)
     R.problem(*K, "expects a multiple of 8");
   if (const Knob *K = R.ints("threads", 1, 32, 1024, &V); K && V % 32)

@@ -482,6 +482,26 @@ Stmt Tiler::tile(const Stmt &Nest) {
       "per output" +
       (S.Prefetch ? "; the next k tile is loaded into registers during this one's FMAs" : "") +
       (S.Stages == 2 ? "; two shared buffers, one barrier per k tile" : "");
+  // Two resident blocks per SM hide one block's barrier waits behind the
+  // other's FMAs; ptxas must then keep to 128 registers a thread, which
+  // the tile allows when its accumulators, fragments and prefetched
+  // values take at most 96 of them (the rest: addresses and indices).
+  int64_t Words = S.ThreadM * S.ThreadN * ((dtypeBytes(AccType) + 3) / 4);
+  for (const Operand &O : Ops) {
+    int64_t W = (dtypeBytes(O.Type) + 3) / 4, BXn = O.RowSide ? S.BlockM : S.BlockN;
+    Words += W * ((O.RowSide ? S.ThreadM : S.ThreadN) +
+                  (S.Prefetch ? (S.TileK * BXn + Threads - 1) / Threads : 0));
+  }
+  if (S.MinBlocks > 1 && !findKnob(F, "min_blocks") && Words <= 96 &&
+      Threads * S.MinBlocks <= 2048) {
+    Knob K;
+    K.Key = "min_blocks";
+    K.Ints = {S.MinBlocks};
+    K.SetBy = "tile-contraction";
+    F.Schedule.push_back(std::move(K));
+    Note += "; " + std::to_string(S.MinBlocks) + " resident blocks per SM (min_blocks: " +
+            std::to_string(Words) + " registers of tile state per thread leave room)";
+  }
   Launch = block({note(Note, Line), Launch});
   Launch = forLoop(TX, c(0), c(Threads), ForKind::ThreadX, Launch, Line);
   Launch = forLoop(BX, c(0), ceilDiv(ColLoop->Extent, S.BlockN), ForKind::BlockX, Launch, Line);

@@ -1,10 +1,11 @@
-//===- Vectorize.cpp - 8- and 16-byte shared-memory and register accesses -===//
+//===- Vectorize.cpp - 8- and 16-byte shared, global and register accesses -===//
 #include "passes/Vectorize.h"
 #include "passes/PassUtils.h"
 #include "passes/Simplify.h"
 
 #include "llvm/ADT/StringMap.h"
 
+#include <functional>
 #include <string>
 
 namespace tdsl {
@@ -48,6 +49,26 @@ protected:
     Buffers[N.Buf.Name] = Saved;
     return Out;
   }
+  /// The then-branch of `if A && B && ...` knows each conjunct: the
+  /// `E % K == 0` and `aligned(X[0], N)` facts a wide global access needs.
+  Stmt visitIf(const IfNode &N, const Stmt &S) override {
+    size_t Saved = Facts.size();
+    std::function<void(const Expr &)> Add = [&](const Expr &C) {
+      if (C->Kind == ExprKind::Binary && static_cast<const BinaryNode &>(*C).Op == BinaryOp::And) {
+        Add(static_cast<const BinaryNode &>(*C).A);
+        Add(static_cast<const BinaryNode &>(*C).B);
+      } else {
+        Facts.push_back(C);
+      }
+    };
+    Add(N.Cond);
+    Stmt Then = mutate(N.Then);
+    Facts.resize(Saved);
+    Stmt Else = N.Else ? mutate(N.Else) : nullptr;
+    if (Then == N.Then && Else == N.Else)
+      return S;
+    return ifThen(N.Cond, Then, Else, N.SrcLine);
+  }
   Stmt visitFor(const ForNode &N, const Stmt &S) override {
     Stmt Body = mutate(N.Body);
     int64_t W = 0;
@@ -63,6 +84,35 @@ protected:
 private:
   llvm::StringMap<Expr> Lets;
   llvm::StringMap<const Buffer *> Buffers;
+  std::vector<Expr> Facts; ///< conditions that hold here
+
+  /// A fact says E % K == 0 for a multiple K of W.
+  bool knownMultiple(const Expr &E, int64_t W) const {
+    for (const Expr &F : Facts) {
+      if (F->Kind != ExprKind::Binary || static_cast<const BinaryNode &>(*F).Op != BinaryOp::Eq)
+        continue;
+      const auto &Eq = static_cast<const BinaryNode &>(*F);
+      if (asConstInt(Eq.B) != 0 || Eq.A->Kind != ExprKind::Binary)
+        continue;
+      const auto &M = static_cast<const BinaryNode &>(*Eq.A);
+      std::optional<int64_t> K = asConstInt(M.B);
+      if (M.Op == BinaryOp::Mod && K && *K > 0 && *K % W == 0 && structurallyEqual(M.A, E))
+        return true;
+    }
+    return false;
+  }
+  /// A fact says the first element of global Name is aligned to Bytes.
+  bool knownAligned(const std::string &Name, int64_t Bytes) const {
+    for (const Expr &F : Facts) {
+      if (F->Kind != ExprKind::Call || static_cast<const CallNode &>(*F).Fn != Intrinsic::Aligned)
+        continue;
+      const auto &C = static_cast<const CallNode &>(*F);
+      std::optional<int64_t> N = asConstInt(C.Args[1]);
+      if (static_cast<const LoadNode &>(*C.Args[0]).Buffer == Name && N && *N % Bytes == 0)
+        return true;
+    }
+    return false;
+  }
 
   /// E is a multiple of W for every value of its variables.
   bool multipleOf(const Expr &E, int64_t W, unsigned Depth = 0) {
@@ -70,6 +120,8 @@ private:
       return false;
     if (std::optional<int64_t> C = asConstInt(E))
       return *C % W == 0;
+    if (knownMultiple(E, W))
+      return true;
     if (E->Kind == ExprKind::Var) {
       Expr V = Lets.lookup(static_cast<const VarNode &>(*E).Name);
       return V && multipleOf(V, W, Depth + 1);
@@ -81,6 +133,8 @@ private:
     case BinaryOp::Add:
     case BinaryOp::Sub: return multipleOf(B.A, W, Depth + 1) && multipleOf(B.B, W, Depth + 1);
     case BinaryOp::Mul: return multipleOf(B.A, W, Depth + 1) || multipleOf(B.B, W, Depth + 1);
+    // a % b = a - (a / b) * b.
+    case BinaryOp::Mod: return multipleOf(B.A, W, Depth + 1) && multipleOf(B.B, W, Depth + 1);
     default: return false;
     }
   }
@@ -116,11 +170,25 @@ private:
       return false;
     if (B->Scope == MemScope::Register)
       return true;
-    if (B->Scope != MemScope::Shared) {
-      remark("vectorize", L.SrcLine,
-             "'" + Name + "' is in global memory: its alignment is not proven; scalar accesses");
-      return false;
+    if (B->Scope == MemScope::Global) {
+      // Row-major: the offset is (...) * rows + last index, so it is a
+      // multiple of W when the rows and the last index are; and the first
+      // element must be aligned, which only a test at run time knows.
+      int64_t Bytes = W * dtypeBytes(B->Type);
+      bool Rows = B->rank() < 2 || multipleOf(B->Shape.back(), W);
+      if (!knownAligned(Name, Bytes) || !Rows || !multipleOf(Base, W)) {
+        remark("vectorize", L.SrcLine,
+               "'" + Name + "' is in global memory and no enclosing test proves " +
+                   (!knownAligned(Name, Bytes) ? "aligned(" + Name + ", " + std::to_string(Bytes) + ")"
+                    : !Rows ? "its rows a multiple of " + std::to_string(W) + " elements"
+                            : "the run starts at a multiple of " + std::to_string(W)) +
+                   "; scalar accesses");
+        return false;
+      }
+      return true;
     }
+    if (B->Scope != MemScope::Shared)
+      return false;
     std::optional<int64_t> Row = asConstInt(simplifyExpr(B->Shape.back()));
     int64_t Pad = B->Padding.empty() ? 0 : B->Padding.back();
     if (!Row || (*Row + Pad) % W || !multipleOf(Base, W)) {
@@ -135,8 +203,8 @@ private:
   bool accessOk(const StoreNode &St, const ForNode &L, int64_t W) {
     const auto &Ld = static_cast<const LoadNode &>(*St.Value);
     const Buffer *D = Buffers.lookup(St.Buffer), *S = Buffers.lookup(Ld.Buffer);
-    // Something to gain: at least one side in shared memory.
-    if (!D || !S || (D->Scope != MemScope::Shared && S->Scope != MemScope::Shared))
+    // Something to gain: at least one side in memory.
+    if (!D || !S || (D->Scope == MemScope::Register && S->Scope == MemScope::Register))
       return false;
     return sideOk(St.Buffer, St.Indices, L, W) && sideOk(Ld.Buffer, Ld.Indices, L, W);
   }

@@ -1,4 +1,4 @@
-//===- Vectorize.h - 8- and 16-byte shared-memory and register accesses ---===//
+//===- Vectorize.h - 8- and 16-byte shared, global and register accesses --===//
 //
 // Requires: valid IR with launches (after the tiling passes and map-to-gpu).
 // Ensures: the same results (the loop kind changes, nothing else). A serial
@@ -10,12 +10,15 @@
 //   construction (a sum of terms with a constant factor divisible by W,
 //   through let-bound variables). Register sides need no alignment (the
 //   backend moves the vector's components one by one). The backend emits
-//   the shared side as ONE float4 / float2 (int4 / int2) access: a quarter
+//   the shared or global side as ONE float4 / float2 (int4 / int2) access: a quarter
 //   of the load instructions of the scalar loop, and for a warp reading
 //   contiguous 16-byte chunks no bank conflict.
-//   Global sides are declined with a remark: the row stride of a tensor is
-//   a runtime size, so alignment is not proven (a later launcher-checked
-//   fast path can take them).
+//   A global side is wide only inside `if ... && aligned(X[0, 0], 4W) &&
+//   R % W == 0 ...` (map-elementwise writes such a test in front of its
+//   wide path): the test proves the tensor's first element aligned, its
+//   rows (R, the innermost extent of its shape) a multiple of W, and the
+//   base through the same facts (c = t % R with t a multiple of W). A
+//   global side not proven so is declined with a remark.
 // Why here: after every pass that creates loops and before pad-shared,
 //   which must keep the vectorized rows aligned, and unroll, which would
 //   otherwise turn the loop into `unroll`.

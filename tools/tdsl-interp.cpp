@@ -50,6 +50,11 @@ static cl::opt<bool> NoRaceCheck("no-race-check", cl::desc("Do not report data r
                                  cl::cat(InterpCategory));
 static cl::opt<bool> NoVerify("no-verify", cl::desc("Do not run the IR verifier first"),
                               cl::cat(InterpCategory));
+static cl::opt<unsigned> TensorOffset(
+    "tensor-offset",
+    cl::desc("Tensors passed in start this many bytes past a 256-byte boundary, as aligned() "
+             "sees it (default 0; 4 takes the paths for tensors not 16-byte aligned)"),
+    cl::init(0), cl::cat(InterpCategory));
 static cl::opt<uint64_t> MaxSteps("max-steps",
                                   cl::desc("Stop after this many statements (0: no limit)"),
                                   cl::init(1'000'000'000), cl::cat(InterpCategory));
@@ -199,6 +204,7 @@ int main(int argc, char **argv) {
   ir::InterpOptions Opts;
   Opts.CheckRaces = !NoRaceCheck;
   Opts.MaxSteps = MaxSteps;
+  Opts.ParamByteOffset = TensorOffset;
   ir::InterpResult R = ir::interpret(*F, Sizes, Args, Opts);
   if (!R.Ok) {
     outs() << "error: " << R.Error;

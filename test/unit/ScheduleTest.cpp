@@ -65,6 +65,13 @@ TEST(Schedule, DefaultsAreAValidLaunch) {
   EXPECT_EQ(S.threads(), 256);
   EXPECT_EQ(S.BlockM % S.ThreadM, 0);
   EXPECT_EQ(S.ThreadN % S.VectorWidth, 0);
+  // Two stages need the prefetch registers; turning prefetch off alone
+  // falls back to one stage rather than an error.
+  EXPECT_TRUE(S.Prefetch);
+  EXPECT_EQ(S.Stages, 2);
+  ir::Func NoPrefetch = withKnobs({"prefetch=off"});
+  EXPECT_TRUE(checkSchedule(NoPrefetch, 48 * 1024).empty());
+  EXPECT_EQ(contractionSchedule(NoPrefetch).Stages, 1);
 }
 
 /// The message checkSchedule gives for Key, or "" when it accepts F.
@@ -92,9 +99,24 @@ TEST(Schedule, ImpossibleCombinationsAreProblems) {
   EXPECT_NE(problemFor(withKnobs({"thread_vector=4", "block_tile=[32,32]", "thread_tile=[2,2]"}), "thread_vector")
                 .find("does not divide"),
             std::string::npos);
-  EXPECT_NE(problemFor(withKnobs({"stages=2"}), "stages").find("prefetch"), std::string::npos);
+  EXPECT_NE(problemFor(withKnobs({"prefetch=off", "stages=2"}), "stages").find("prefetch"), std::string::npos);
   EXPECT_NE(problemFor(withKnobs({"threads=100"}), "threads"), "");
   EXPECT_NE(problemFor(withKnobs({"rows_per_block=3"}), "rows_per_block"), "");
+  // block_per_row is auto, on or off, and leaves no pinned knob of the
+  // other mapping unused; reduce_threads is whole warps.
+  EXPECT_NE(problemFor(withKnobs({"block_per_row=maybe"}), "block_per_row"), "");
+  EXPECT_NE(problemFor(withKnobs({"block_per_row=2"}), "block_per_row"), "");
+  EXPECT_NE(problemFor(withKnobs({"rows_per_block=4", "block_per_row=on"}), "block_per_row")
+                .find("rows_per_block"),
+            std::string::npos);
+  EXPECT_NE(problemFor(withKnobs({"reduce_threads=64", "block_per_row=off"}), "block_per_row")
+                .find("reduce_threads"),
+            std::string::npos);
+  EXPECT_EQ(problemFor(withKnobs({"rows_per_block=4", "block_per_row=off"}), "block_per_row"), "");
+  EXPECT_EQ(problemFor(withKnobs({"reduce_threads=96", "block_per_row=on"}), "block_per_row"), "");
+  EXPECT_EQ(problemFor(withKnobs({"rows_per_block=4", "reduce_threads=64"}), "block_per_row"), "");
+  EXPECT_NE(problemFor(withKnobs({"reduce_threads=100"}), "reduce_threads"), "");
+  EXPECT_NE(problemFor(withKnobs({"reduce_threads=2048"}), "reduce_threads"), "");
   EXPECT_NE(problemFor(withKnobs({"prefetch=maybe"}), "prefetch"), "");
   EXPECT_NE(problemFor(withKnobs({"block_tile=[1,2,3]"}), "block_tile"), "");
   EXPECT_NE(problemFor(withKnobs({"tile=4"}), "tile").find("unknown key"), std::string::npos);
