@@ -1,10 +1,13 @@
-//===- ReduceRows.cpp - One warp per row of a row reduction ---------------===//
+//===- ReduceRows.cpp - One warp or one block per row of a row reduction --===//
 #include "passes/ReduceRows.h"
+#include "ir/Printer.h"
 #include "passes/PassUtils.h"
 #include "passes/Schedule.h"
+#include "passes/Simplify.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/Twine.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <optional>
 #include <string>
@@ -37,6 +40,10 @@ bool isAccElement(const std::string &Buffer, const std::vector<Expr> &Indices,
 bool isReductionOp(BinaryOp Op) {
   return Op == BinaryOp::Add || Op == BinaryOp::Mul || Op == BinaryOp::Max || Op == BinaryOp::Min;
 }
+
+/// x OP x == x: folding a value in twice (init in every thread's partial,
+/// a repeated warp total) leaves the result alone.
+bool isIdempotent(BinaryOp Op) { return Op == BinaryOp::Max || Op == BinaryOp::Min; }
 
 /// The value x with x OP y == y for every y, for the ops whose result
 /// changes when a lane folds in init a second time (+ and *).
@@ -74,9 +81,22 @@ std::string strideProblem(const Expr &E, const std::string &C, const std::string
   return "";
 }
 
+/// Which mapping a launch gets, and why (for its note).
+struct Mapping {
+  bool BlockPerRow = false;
+  std::string Reason;
+};
+
 class RowReducer {
 public:
-  RowReducer(Func &F, int64_t RowsPerBlock) : Names(F), RowsPerBlock(RowsPerBlock) {}
+  explicit RowReducer(Func &F)
+      : Names(F), RowsPinned(findKnob(F, "rows_per_block") != nullptr),
+        ThreadsPinned(findKnob(F, "reduce_threads") != nullptr),
+        RowsPerBlock(knobInt(F, "rows_per_block", ReduceRowsPerBlock)),
+        Threads(knobInt(F, "reduce_threads", ReduceBlockThreads)) {
+    if (const Knob *K = findKnob(F, "block_per_row"))
+      BlockPerRowWord = K->Word;
+  }
 
   Stmt rewriteNest(const Stmt &S) {
     // A launch already: whichever pass made it chose its mapping.
@@ -91,11 +111,15 @@ public:
       return S; // not an accumulator: an elementwise nest
     std::string Why;
     std::optional<RowReduction> R = match(Run, Acc, Why);
-    if (!R) {
+    std::optional<Mapping> M;
+    if (R)
+      M = choose(flatExtent(Run.Loops), R->Loop->Extent, Why);
+    if (!M) {
       remark("reduce-rows", Acc.SrcLine, Why + "; left to map-to-gpu");
       return S;
     }
-    return rewrite(S->SrcLine, Run, *R);
+    return M->BlockPerRow ? blockPerRow(S->SrcLine, Run, *R, M->Reason)
+                          : warpPerRow(S->SrcLine, Run, *R, M->Reason);
   }
 
 private:
@@ -168,55 +192,122 @@ private:
     return R;
   }
 
-  Stmt rewrite(unsigned Line, const LoopRun &Run, const RowReduction &R) {
-    const AllocateNode &Acc = *R.Acc;
-    const ForNode &Loop = *R.Loop;
-    DType T = Acc.Buf.Type;
+  /// Warp or block per row for Rows rows of Length elements (the rule of
+  /// ReduceRows.h), or nothing with Why set for a knob outside the range
+  /// checkSchedule enforces (only a caller that skipped it passes one).
+  std::optional<Mapping> choose(const Expr &Rows, const Expr &Length, std::string &Why) const {
+    std::optional<Mapping> M = chooseByKnobsAndSizes(Rows, Length);
+    if (!M)
+      Why = "block_per_row = " + BlockPerRowWord + " is not auto, on or off";
+    else if (M->BlockPerRow && (Threads < WarpSize || Threads > 1024 || Threads % WarpSize))
+      Why =
+          "reduce_threads = " + std::to_string(Threads) + " is not a multiple of 32 in [32, 1024]";
+    else if (!M->BlockPerRow &&
+             (RowsPerBlock < 1 || RowsPerBlock > WarpSize || !llvm::isPowerOf2_64(RowsPerBlock)))
+      Why = "rows_per_block = " + std::to_string(RowsPerBlock) + " is not a power of 2 in [1, 32]";
+    else
+      return M;
+    return std::nullopt;
+  }
+
+  std::optional<Mapping> chooseByKnobsAndSizes(const Expr &Rows, const Expr &Length) const {
+    if (BlockPerRowWord == "on" || BlockPerRowWord == "off")
+      return Mapping{BlockPerRowWord == "on", "pinned by block_per_row = " + BlockPerRowWord};
+    if (!BlockPerRowWord.empty() && BlockPerRowWord != "auto")
+      return std::nullopt;
+    // A knob of one mapping pinned alone asks for that mapping.
+    if (RowsPinned != ThreadsPinned)
+      return RowsPinned ? Mapping{false, "rows_per_block is pinned"}
+                        : Mapping{true, "reduce_threads is pinned"};
+    std::optional<int64_t> L = asConstInt(simplifyExpr(Length)), R = asConstInt(simplifyExpr(Rows));
+    if (!L)
+      return Mapping{true, "the row length " + toString(Length) +
+                               " is known only at run time, and a length left open is "
+                               "usually a long axis: a warp each would leave a few long rows "
+                               "to a few warps"};
+    std::string Elements = std::to_string(*L) + " elements";
+    if (*L >= ReduceBlockRowLength)
+      return Mapping{true, "rows of " + Elements + ", at least " +
+                               std::to_string(ReduceBlockRowLength) +
+                               ": long enough to keep a block busy"};
+    if (R && *R < ReduceFewRows && *L >= Threads)
+      return Mapping{true, "only " + std::to_string(*R) + " rows, of " + Elements +
+                               ": a warp each would leave most SMs idle"};
+    return Mapping{false, "rows of " + Elements + ", fewer than " +
+                              std::to_string(ReduceBlockRowLength) +
+                              ": too short to keep a block busy"};
+  }
+
+  void takeNames() {
     // Sibling launches have disjoint scopes, so every launch reads the same
     // names.
-    if (Block.empty()) {
-      Block = Names.fresh("rb");
-      Warp = Names.fresh("warp");
-      Lane = Names.fresh("lane");
-      Row = Names.fresh("row");
-      Step = Names.fresh("cc");
-    }
-    Expr LaneVar = var(Lane);
-    Expr AccValue = load(T, Acc.Buf.Name, {intImm(0)});
-    auto StoreAcc = [&](Expr V, unsigned L) {
-      return store(Acc.Buf.Name, {intImm(0)}, std::move(V), L);
-    };
+    if (!Block.empty())
+      return;
+    Block = Names.fresh("rb");
+    Warp = Names.fresh("warp");
+    Lane = Names.fresh("lane");
+    Row = Names.fresh("row");
+    Step = Names.fresh("cc");
+    Thread = Names.fresh("tid");
+  }
 
+  Expr accValue(const RowReduction &R) const {
+    return load(R.Acc->Buf.Type, R.Acc->Buf.Name, {intImm(0)});
+  }
+  Stmt storeAcc(const RowReduction &R, Expr V, unsigned Line) const {
+    return store(R.Acc->Buf.Name, {intImm(0)}, std::move(V), Line);
+  }
+
+  /// What thread Tid of Threads runs to fold its share of the row into
+  /// ACC: init, the identity for threads other than 0 where init may not
+  /// be one, and the loop over c = min + Tid + Threads * cc.
+  std::vector<Stmt> foldShare(const RowReduction &R, const Expr &Tid, int64_t Threads) {
+    const AllocateNode &Acc = *R.Acc;
+    const ForNode &Loop = *R.Loop;
     std::vector<Stmt> Body = R.Init;
-    // Every lane starts from init, so init enters the result 32 times: right
-    // for max and min, and for + and * only when init is the identity.
-    bool Idempotent = R.Op == BinaryOp::Max || R.Op == BinaryOp::Min;
-    Expr Identity = identityOf(R.Op, T);
-    if (!Idempotent &&
+    // Every thread starts from init, so init enters the result once per
+    // thread: right for max and min, and for + and * only when init is the
+    // identity.
+    Expr Identity = identityOf(R.Op, Acc.Buf.Type);
+    if (!isIdempotent(R.Op) &&
         !(R.Init.size() == 1 &&
           structurallyEqual(static_cast<const StoreNode &>(*R.Init[0]).Value, Identity)))
-      Body.push_back(ifThen(binary(BinaryOp::Ne, LaneVar, intImm(0)),
-                            StoreAcc(Identity, Acc.SrcLine), nullptr, Acc.SrcLine));
-
-    // Lane l takes c = min + l + 32 * cc for every such c below min + extent.
-    Expr C = add(LaneVar, mul(var(Step), intImm(WarpSize)));
+      Body.push_back(ifThen(binary(BinaryOp::Ne, Tid, intImm(0)),
+                            storeAcc(R, Identity, Acc.SrcLine), nullptr, Acc.SrcLine));
+    Expr C = add(Tid, mul(var(Step), intImm(Threads)));
     if (asConstInt(Loop.Min) != 0)
       C = add(C, Loop.Min);
-    Expr Trips = binary(BinaryOp::Div, add(sub(Loop.Extent, LaneVar), intImm(WarpSize - 1)),
-                        intImm(WarpSize));
+    Expr Trips =
+        binary(BinaryOp::Div, add(sub(Loop.Extent, Tid), intImm(Threads - 1)), intImm(Threads));
     Body.push_back(forLoop(Step, intImm(0), Trips, ForKind::Serial,
                            letStmt(Loop.Var, C, Loop.Body, Loop.SrcLine), Loop.SrcLine));
+    return Body;
+  }
 
-    // Butterfly: after the step of distance d every lane holds the partial
-    // of its 2d-lane group, and after d = 1 all 32 hold the total.
-    for (int64_t D = WarpSize / 2; D >= 1; D /= 2)
-      Body.push_back(StoreAcc(
-          binary(R.Op, AccValue, call(Intrinsic::ShflXor, {AccValue, intImm(D, DType::I32)})),
-          Loop.SrcLine));
+  /// Butterfly: after the step of distance d every lane holds the total of
+  /// its 2d-lane group, so after d = 1 each aligned group of Lanes lanes
+  /// holds its total in every lane.
+  void butterfly(std::vector<Stmt> &Body, const RowReduction &R, int64_t Lanes) {
+    Expr V = accValue(R);
+    for (int64_t D = Lanes / 2; D >= 1; D /= 2)
+      Body.push_back(storeAcc(R,
+                              binary(R.Op, V, call(Intrinsic::ShflXor, {V, intImm(D, DType::I32)})),
+                              R.Loop->SrcLine));
+  }
+
+  void epilogue(std::vector<Stmt> &Body, const RowReduction &R) {
     if (!R.Epilogue.empty())
-      Body.push_back(ifThen(binary(BinaryOp::Eq, LaneVar, intImm(0)),
-                            block(R.Epilogue, Acc.SrcLine), nullptr, Acc.SrcLine));
-    Stmt Inner = allocate(Acc.Buf, block(std::move(Body), Acc.SrcLine), Acc.SrcLine);
+      Body.push_back(ifThen(binary(BinaryOp::Eq, var(Lane), intImm(0)),
+                            block(R.Epilogue, R.Acc->SrcLine), nullptr, R.Acc->SrcLine));
+  }
+
+  Stmt warpPerRow(unsigned Line, const LoopRun &Run, const RowReduction &R,
+                  const std::string &Reason) {
+    takeNames();
+    std::vector<Stmt> Body = foldShare(R, var(Lane), WarpSize);
+    butterfly(Body, R, WarpSize);
+    epilogue(Body, R);
+    Stmt Inner = allocate(R.Acc->Buf, block(std::move(Body), R.Acc->SrcLine), R.Acc->SrcLine);
 
     // The row variables from the flat row index, innermost fastest (as
     // map-to-gpu recovers its outputs), then the per-warp guard.
@@ -229,7 +320,8 @@ private:
     Stmt Warps =
         forLoop(Warp, intImm(0), intImm(RowsPerBlock), ForKind::Warp,
                 forLoop(Lane, intImm(0), intImm(WarpSize), ForKind::Lane, PerLane, Line), Line);
-    std::string Why = "[reduce-rows] one warp per row, " + std::to_string(RowsPerBlock) +
+    std::string Why = "[reduce-rows] one warp per row (" + Reason + "), " +
+                      std::to_string(RowsPerBlock) +
                       " rows per block: lanes stride the row so each load instruction "
                       "reads 32 consecutive elements; shfl_xor butterfly, no shared memory";
     Expr Blocks = binary(BinaryOp::Div, add(Rows, intImm(RowsPerBlock - 1)), intImm(RowsPerBlock));
@@ -237,15 +329,72 @@ private:
                    Line);
   }
 
+  Stmt blockPerRow(unsigned Line, const LoopRun &Run, const RowReduction &R,
+                   const std::string &Reason) {
+    takeNames();
+    const AllocateNode &Acc = *R.Acc;
+    unsigned AccLine = Acc.SrcLine;
+    int64_t Warps = Threads / WarpSize;
+    Buffer Totals = tempBuffer(Names.fresh(Acc.Buf.Name + "_warps"), Acc.Buf.Type, {intImm(Warps)},
+                               MemScope::Shared);
+    Expr LaneVar = var(Lane);
+
+    // Every thread folds its share; lane 0 of each warp stores the warp's
+    // total in its slot.
+    std::vector<Stmt> Fold = foldShare(R, var(Thread), Threads);
+    butterfly(Fold, R, WarpSize);
+    Fold.push_back(ifThen(binary(BinaryOp::Eq, LaneVar, intImm(0)),
+                          store(Totals.Name, {var(Warp)}, accValue(R), AccLine), nullptr, AccLine));
+    Stmt PerThread = letStmt(Thread, add(mul(var(Warp), intImm(WarpSize)), LaneVar),
+                             allocate(Acc.Buf, block(std::move(Fold), AccLine), AccLine), Line);
+    Stmt Share =
+        forLoop(Warp, intImm(0), intImm(Warps), ForKind::Warp,
+                forLoop(Lane, intImm(0), intImm(WarpSize), ForKind::Lane, PerThread, Line), Line);
+
+    // Warp 0 combines the totals, all 32 lanes taking part in every
+    // shuffle. Lane 0's butterfly over Group lanes reads lanes 0 .. Group -
+    // 1: with Warps a power of 2 those hold the totals once each; otherwise
+    // the lanes past Warps hold the identity (+ *) or repeat a total (max
+    // min, which a repeat does not change).
+    int64_t Group = static_cast<int64_t>(llvm::PowerOf2Ceil(Warps));
+    Expr Slot = Warps == 1          ? intImm(0)
+                : Warps == WarpSize ? LaneVar
+                                    : binary(BinaryOp::Mod, LaneVar, intImm(Warps));
+    Expr Total = load(Acc.Buf.Type, Totals.Name, {Slot});
+    if (Group != Warps && !isIdempotent(R.Op))
+      Total = select(lt(LaneVar, intImm(Warps)), load(Acc.Buf.Type, Totals.Name, {LaneVar}),
+                     identityOf(R.Op, Acc.Buf.Type));
+    std::vector<Stmt> Combine = {storeAcc(R, Total, AccLine)};
+    butterfly(Combine, R, Group);
+    epilogue(Combine, R);
+    Stmt Warp0 =
+        forLoop(Warp, intImm(0), intImm(1), ForKind::Warp,
+                forLoop(Lane, intImm(0), intImm(WarpSize), ForKind::Lane,
+                        allocate(Acc.Buf, block(std::move(Combine), AccLine), AccLine), Line),
+                Line);
+
+    Stmt Body = allocate(Totals, block({Share, barrier(Line), Warp0}, Line), Line);
+    Body = bindFlatIndex(Run.Loops, var(Row), Body);
+    std::string Why =
+        "[reduce-rows] one block of " + std::to_string(Threads) + " threads per row (" + Reason +
+        "): threads stride the row so each load instruction reads 32 consecutive "
+        "elements; shfl_xor butterfly per warp, the " +
+        std::to_string(Warps) + " warp totals through shared memory and one barrier to warp 0";
+    return forLoop(Row, intImm(0), flatExtent(Run.Loops), ForKind::BlockX,
+                   block({note(Why, Line), Body}, Line), Line);
+  }
+
   NameTable Names;
-  int64_t RowsPerBlock;
-  std::string Block, Warp, Lane, Row, Step;
+  std::string BlockPerRowWord; ///< the pinned block_per_row, or ""
+  bool RowsPinned, ThreadsPinned;
+  int64_t RowsPerBlock, Threads;
+  std::string Block, Warp, Lane, Row, Step, Thread;
 };
 
 } // namespace
 
 void reduceRows(Func &F) {
-  RowReducer R(F, knobInt(F, "rows_per_block", ReduceRowsPerBlock));
+  RowReducer R(F);
   rewriteNests(F, [&](const Stmt &S) { return R.rewriteNest(S); });
 }
 
