@@ -524,8 +524,9 @@ def program_header(path):
         for line in f:
             m = re.match(r"#\s*sizes:\s*(\S*)", line)
             if m:
+                # "1" (no '='): a program without size symbols.
                 sizes = {k: int(v) for k, v in
-                         (kv.split("=", 1) for kv in m.group(1).split(",") if kv)}
+                         (kv.split("=", 1) for kv in m.group(1).split(",") if "=" in kv)}
             m = re.match(r"#\s*dump-io:\s*(.*)$", line)
             if m:
                 flags = m.group(1).split()
