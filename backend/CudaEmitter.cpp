@@ -84,6 +84,11 @@ struct BufferRef {
 
 /// Writes IR expressions as C++. In kernels i64 is the template parameter
 /// Index; in launchers it is int64_t.
+/// The kernel parameter that carries aligned(Buffer[0], Bytes).
+std::string alignmentParam(const std::string &Buffer, int64_t Bytes) {
+  return "tdsl_aligned" + std::to_string(Bytes) + "_" + cName(Buffer);
+}
+
 class ExprWriter {
 public:
   ExprWriter(const llvm::StringSet<> &Sizes, bool Host) : Sizes(Sizes), Host(Host) {}
@@ -325,13 +330,10 @@ Text ExprWriter::binaryText(const BinaryNode &N) {
 
 Text ExprWriter::callIntrinsic(const CallNode &N) {
   if (N.Fn == Intrinsic::Aligned) {
-    // The element's address, not its value.
+    // The launcher tests the first element's address once and passes the
+    // answer (alignmentParam).
     const auto &L = static_cast<const LoadNode &>(*N.Args[0]);
-    const BufferRef &R = Buffers.lookup(L.Buffer);
-    std::string Addr = cName(L.Buffer);
-    if (R.Buf && !R.ByValue)
-      Addr = "&" + Addr + "[" + offset(*R.Buf, L.Indices) + "]";
-    return callText("tdsl_is_aligned", {Addr, str(N.Args[1])});
+    return primary(alignmentParam(L.Buffer, asConstInt(N.Args[1]).value_or(1)));
   }
   DType T = N.Args[0]->Type;
   std::string X = str(N.Args[0]);
@@ -389,8 +391,19 @@ public:
   std::vector<const ForNode *> BlockLoops;
   int64_t BlockDim[3] = {1, 1, 1};
   std::vector<const AllocateNode *> SharedAllocs;
+  /// aligned(X[0], N) tests, each once: the launcher computes them.
+  std::vector<std::pair<std::string, int64_t>> AlignmentTests;
 
 protected:
+  void visitCall(const CallNode &N) override {
+    if (N.Fn == Intrinsic::Aligned) {
+      std::pair<std::string, int64_t> T = {static_cast<const LoadNode &>(*N.Args[0]).Buffer,
+                                           asConstInt(N.Args[1]).value_or(1)};
+      if (!llvm::is_contained(AlignmentTests, T))
+        AlignmentTests.push_back(T);
+    }
+    IRVisitor::visitCall(N);
+  }
   void use(const std::string &B) {
     if (!llvm::is_contained(Buffers, B))
       Buffers.push_back(B);
@@ -623,11 +636,19 @@ bool FuncEmitter::emitVectorCopy(const ForNode &N, ExprWriter &W) {
   const BufferRef &D = W.Buffers.lookup(St.Buffer), &S = W.Buffers.lookup(Ld.Buffer);
   if (!D.Buf || !S.Buf)
     return false;
-  std::string VT;
-  if (St.Value->Type == DType::F32)
+  // 4-byte elements travel as float2/4 (int2/4) and their components;
+  // 2-byte ones (f16, bf16) as the bits of uint2/4, two to a word
+  // (tdsl_pack, tdsl_unpack).
+  DType T = St.Value->Type;
+  int64_t EB = dtypeBytes(T);
+  bool Bits = EB == 2;
+  std::string VT, ET = backend::deviceElementType(T);
+  if (T == DType::F32)
     VT = "float" + std::to_string(Width);
-  else if (St.Value->Type == DType::I32)
+  else if (T == DType::I32)
     VT = "int" + std::to_string(Width);
+  else if (Bits && (Width == 4 || Width == 8))
+    VT = Width == 4 ? "uint2" : "uint4";
   else
     return false;
   auto At = [&](const Buffer &B, const std::vector<Expr> &Idx, int64_t E) {
@@ -637,12 +658,23 @@ bool FuncEmitter::emitVectorCopy(const ForNode &N, ExprWriter &W) {
     return cName(B.Name) + "[" + W.offset(B, I) + "]";
   };
   static const char *Lane[] = {".x", ".y", ".z", ".w"};
+  auto Part = [&](int64_t E) {
+    if (!Bits)
+      return "tdsl_vec" + std::string(Lane[E]);
+    return "tdsl_unpack<" + ET + ">(tdsl_vec" + Lane[E / 2] + ", " + std::to_string(E % 2) + ")";
+  };
   bool WideLoad = S.Buf->Scope != MemScope::Register, WideStore = D.Buf->Scope != MemScope::Register;
-  line() << "{ // [vectorize] " << Width << " elements in one " << 4 * Width << "-byte access\n";
+  line() << "{ // [vectorize] " << Width << " elements in one " << EB * Width << "-byte access\n";
   ++Indent;
   if (WideLoad) {
     line() << "const " << VT << " tdsl_vec = *reinterpret_cast<const " << VT << " *>(&"
            << At(*S.Buf, Ld.Indices, 0) << ");\n";
+  } else if (Bits) {
+    line() << "const " << VT << " tdsl_vec = make_" << VT << "(";
+    for (int64_t E = 0; E < Width; E += 2)
+      OS << (E ? ", " : "") << "tdsl_pack(" << At(*S.Buf, Ld.Indices, E) << ", "
+         << At(*S.Buf, Ld.Indices, E + 1) << ")";
+    OS << ");\n";
   } else {
     line() << "const " << VT << " tdsl_vec = make_" << VT << "(";
     for (int64_t E = 0; E < Width; ++E)
@@ -654,7 +686,7 @@ bool FuncEmitter::emitVectorCopy(const ForNode &N, ExprWriter &W) {
            << ") = tdsl_vec;\n";
   } else {
     for (int64_t E = 0; E < Width; ++E)
-      line() << At(*D.Buf, St.Indices, E) << " = tdsl_vec" << Lane[E] << ";\n";
+      line() << At(*D.Buf, St.Indices, E) << " = " << Part(E) << ";\n";
   }
   --Indent;
   line() << "}\n";
@@ -880,6 +912,8 @@ void FuncEmitter::emitKernels() {
         Param((L.Uses.Stored.count(B->Name) ? "" : "const ") + T + " *__restrict__ " +
               cName(B->Name));
     }
+    for (const auto &[Buf, Bytes] : L.Uses.AlignmentTests)
+      Param("bool " + alignmentParam(Buf, Bytes));
     for (const std::string &S : F.Sizes)
       Param("Index " + cName(S));
     OS << ") {\n";
@@ -1078,6 +1112,9 @@ void FuncEmitter::emitLauncher() {
           }
           A += (A.empty() ? "" : ", ") + V;
         }
+        for (const auto &[Buf, Bytes] : L.Uses.AlignmentTests)
+          A += (A.empty() ? "" : ", ") +
+               ("tdsl_is_aligned(" + cName(Buf) + ", " + std::to_string(Bytes) + ")");
         for (const std::string &Sz : F.Sizes)
           A += (A.empty() ? "" : ", ") + (IndexType + ("(" + cName(Sz) + ")"));
         return A;

@@ -46,8 +46,8 @@ bool contiguousIn(const std::vector<Expr> &Idx, const std::string &V) {
 
 class Mapper {
 public:
-  Mapper(Func &F, int64_t Threads, int64_t Items)
-      : F(F), Names(F), Threads(Threads), Items(Items) {}
+  Mapper(Func &F, int64_t Threads, int64_t Items, int64_t MaxBlocks)
+      : F(F), Names(F), Threads(Threads), Items(Items), MaxBlocks(MaxBlocks) {}
 
   Stmt map(const Stmt &S) {
     if (hasGPULoops(S))
@@ -65,6 +65,8 @@ public:
     if (BX.empty()) {
       BX = Names.fresh("bx");
       TX = Names.fresh("tx");
+      Step = Names.fresh("s");
+      Chunk = Names.fresh("chunk");
       T = Names.fresh("t");
       U = Names.fresh("u");
       V = Names.fresh("v");
@@ -85,26 +87,41 @@ public:
     if (Wide)
       What += "; the runs are 16-byte loads and stores where " + WideWhy +
               ", else one element at a time";
-    Stmt Body = block({note(What, Line), Wide ? ifThen(WideCond, Wide, Scalar, Line) : Scalar});
-    Body = forLoop(TX, intImm(0), intImm(Threads), ForKind::ThreadX, Body, Line);
-    Expr Blocks = binary(BinaryOp::Div, add(Total, intImm(Threads * PerThread - 1)),
+    // Grid-stride: at most MaxBlocks blocks, block bx taking chunks bx,
+    // bx + grid, ... of Threads * PerThread elements, so a large tensor
+    // does not become a grid of many short-lived blocks.
+    Expr Chunks = binary(BinaryOp::Div, add(Total, intImm(Threads * PerThread - 1)),
                          intImm(Threads * PerThread));
-    return forLoop(BX, intImm(0), Blocks, ForKind::BlockX, Body, Line);
+    Expr Grid = MaxBlocks ? binary(BinaryOp::Min, Chunks, intImm(MaxBlocks)) : Chunks;
+    if (MaxBlocks)
+      What += "; at most " + std::to_string(MaxBlocks) + " blocks, each looping over every " +
+              "grid-th chunk (grid-stride)";
+    Stmt Body = Wide ? ifThen(WideCond, Wide, Scalar, Line) : Scalar;
+    if (MaxBlocks)
+      Body = forLoop(Step, intImm(0),
+                     binary(BinaryOp::Div, add(Chunks, sub(Grid, intImm(1))), Grid),
+                     ForKind::Serial, letStmt(Chunk, add(mul(var(Step), Grid), var(BX)), Body, Line),
+                     Line);
+    Body = block({note(What, Line), Body});
+    Body = forLoop(TX, intImm(0), intImm(Threads), ForKind::ThreadX, Body, Line);
+    return forLoop(BX, intImm(0), Grid, ForKind::BlockX, Body, Line);
   }
 
 private:
   Func &F;
   NameTable Names;
   int64_t Threads, Items;
-  static constexpr int64_t Width = 4;
-  std::string BX, TX, T, U, V, Val;
+  static constexpr int64_t Width = 4; ///< elements per run (16 bytes)
+  int64_t MaxBlocks;
+  std::string BX, TX, Step, Chunk, T, U, V, Val;
   Expr WideCond;      ///< when the wide path runs
   std::string WideWhy; ///< WideCond in words
 
   /// for u: t = the u-th element (run) of the thread; if t < Total, Body
   /// with the loop variables bound to t.
   Stmt round(const LoopRun &Run, int64_t PerThread, int64_t Run1, Stmt Body, unsigned Line) {
-    Expr Q = add(add(mul(var(BX), intImm(Threads * PerThread / Run1)), mul(var(U), intImm(Threads))),
+    Expr Q = add(add(mul(var(MaxBlocks ? Chunk : BX), intImm(Threads * PerThread / Run1)),
+                     mul(var(U), intImm(Threads))),
                  var(TX));
     Expr TV = Run1 == 1 ? Q : mul(Q, intImm(Run1));
     return forLoop(U, intImm(0), intImm(PerThread / Run1), ForKind::Serial,
@@ -127,33 +144,37 @@ private:
   /// Runs of Width consecutive elements of the innermost loop: each 4-byte
   /// tensor read contiguously along it is copied into registers a run at a
   /// time (vectorize makes the copy one 16-byte access), the values are
-  /// computed from the registers, and a contiguous output is written a run
-  /// at a time. Null when no access would be wide. Sets WideCond: the
+  /// computed from the registers, and a contiguous 4-byte output is written
+  /// a run at a time. Null when no access would be wide. Sets WideCond: the
   /// innermost extent and the rows of the wide tensors are multiples of
-  /// Width, and their first elements 16-byte aligned.
+  /// Width, and their first elements aligned to a run.
   Stmt widePath(const LoopRun &Run, const StoreNode &St, unsigned Line) {
     const ForNode &In = *Run.Loops.back();
+    // 4-byte elements only: with runs of 8 halves, the 64-bit-index
+    // version of softmax's and layernorm's f16 stages spilled registers
+    // around the 64-bit divisions (sm_80 and sm_90, test/backend/no-spills).
+    auto Narrow = [](DType T) { return dtypeBytes(T) == 4; };
+    std::vector<Expr> Staged;
+    for (const Expr &L : loadsOf(St.Value)) {
+      const auto &N = static_cast<const LoadNode &>(*L);
+      const Buffer *B = F.findParam(N.Buffer);
+      if (B && Narrow(N.Type) && N.Type == B->Type && contiguousIn(N.Indices, In.Var) &&
+          llvm::none_of(Staged, [&](const Expr &X) { return structurallyEqual(X, L); }))
+        Staged.push_back(L);
+    }
+    const Buffer *Out = F.findParam(St.Buffer);
+    bool WideStore = Out && Narrow(Out->Type) && contiguousIn(St.Indices, In.Var);
+    if (Staged.empty() && !WideStore) {
+      remark("map-elementwise", Line,
+             "no 4-byte tensor is accessed contiguously along '" + In.Var +
+                 "'; one element at a time");
+      return nullptr;
+    }
     std::optional<int64_t> Ext = asConstInt(In.Extent);
     if (asConstInt(In.Min) != 0 || (Ext && *Ext % Width)) {
       remark("map-elementwise", Line,
              "'" + In.Var + "' does not run in whole groups of " + std::to_string(Width) +
                  "; one element at a time");
-      return nullptr;
-    }
-    std::vector<Expr> Staged;
-    for (const Expr &L : loadsOf(St.Value)) {
-      const auto &N = static_cast<const LoadNode &>(*L);
-      const Buffer *B = F.findParam(N.Buffer);
-      if (B && dtypeBytes(N.Type) == 4 && contiguousIn(N.Indices, In.Var) &&
-          llvm::none_of(Staged, [&](const Expr &X) { return structurallyEqual(X, L); }))
-        Staged.push_back(L);
-    }
-    const Buffer *Out = F.findParam(St.Buffer);
-    bool WideStore = Out && dtypeBytes(Out->Type) == 4 && contiguousIn(St.Indices, In.Var);
-    if (Staged.empty() && !WideStore) {
-      remark("map-elementwise", Line,
-             "no 4-byte tensor is accessed contiguously along '" + In.Var +
-                 "'; one element at a time");
       return nullptr;
     }
 
@@ -173,7 +194,8 @@ private:
       if (B->rank() > 1)
         MultipleOfWidth(B->Shape.back());
       std::vector<Expr> First(B->rank(), intImm(0));
-      Need(call(Intrinsic::Aligned, {load(B->Type, Name, First), intImm(Width * 4)}));
+      Need(call(Intrinsic::Aligned,
+                {load(B->Type, Name, First), intImm(Width * dtypeBytes(B->Type))}));
       if (!llvm::is_contained(Wide, Name))
         Wide.push_back(Name);
     };
@@ -227,7 +249,8 @@ private:
 } // namespace
 
 void mapElementwise(Func &F) {
-  Mapper M(F, knobInt(F, "threads", MapToGPUThreads), knobInt(F, "items_per_thread", 4));
+  Mapper M(F, knobInt(F, "threads", MapToGPUThreads), knobInt(F, "items_per_thread", 4),
+           knobInt(F, "max_blocks", MapElementwiseMaxBlocks));
   rewriteNests(F, [&](const Stmt &S) { return M.map(S); });
 }
 

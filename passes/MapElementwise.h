@@ -26,6 +26,11 @@
 //   where one element per access ran at 0.78 of it (bench/RESULTS.md).
 //   Without such a tensor (f16, f64, strided accesses only) or with a
 //   constant extent not a multiple of 4, only the scalar path, U per thread.
+//   Grid-stride, when the `max_blocks` knob asks for it (off by default,
+//   see MapElementwiseMaxBlocks): the grid has at most that many blocks;
+//   block bx handles chunks bx, bx + grid, ... of 4 * U * T (or U * T)
+//   elements, so a tensor of any size runs on a bounded grid of
+//   long-lived blocks.
 // Why here: with the kernel-class passes, before map-to-gpu, which maps
 //   what is left one thread per output (and is all of -O0).
 //
@@ -38,6 +43,13 @@
 #include "ir/IR.h"
 
 namespace tdsl {
+
+/// Most blocks of an elementwise launch unless the `max_blocks` knob says
+/// otherwise; 0: one block per chunk, no grid-stride loop. 0 by default: on
+/// the H200 the loop (any cap from 1056 to 8192 blocks) took the 16384^2
+/// f32 elementwise kernel from 40-44 to 59-63 registers and from 1.05 to
+/// 0.93 of the copy kernel's speed (bench/RESULTS.md).
+constexpr int64_t MapElementwiseMaxBlocks = 0;
 
 /// Maps every elementwise nest of F to a launch of several elements per thread.
 void mapElementwise(ir::Func &F);

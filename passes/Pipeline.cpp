@@ -25,21 +25,24 @@ const std::vector<PassInfo> &allPasses() {
       // Row reductions along the contiguous dimension (softmax, layernorm):
       // after tile-contraction, which takes the contractions it would also
       // match (Q . K^T), and before map-to-gpu, whose thread per row strides.
-      {"reduce-rows", "one warp per row of a row reduction, shuffle butterfly", reduceRows},
+      {"reduce-rows", "one warp or one block per row of a row reduction, shuffle butterflies",
+       reduceRows},
       // Transposes: the naive mapping writes along i and reads along j with
       // a stride, so the reads are staged through a shared tile first.
       {"tile-transpose", "stage transposed reads through a shared-memory tile",
        tileTranspose},
       // Elementwise nests: after the transpose pass (a permute is a store of
       // one load too, and the shared tile serves it better).
-      {"map-elementwise", "several elements per thread, all loads before the first store",
+      {"map-elementwise",
+       "runs of 16 bytes per thread where aligned, else single elements; all loads before the "
+       "first store",
        mapElementwise},
       // Every nest no class pass took: one thread per output element. At
       // -O0 it is the only pass, so naive code still runs on a GPU.
       {"map-to-gpu", "one launch per statement, one thread per output element", mapToGPU},
       // Then the passes that refine any launch: wide accesses first, since
       // the padding must keep them aligned, and unrolling last but one.
-      {"vectorize", "one 8- or 16-byte access for provably aligned shared-memory copies",
+      {"vectorize", "one 8- or 16-byte access for provably aligned shared and global copies",
        vectorize},
       // Padding from a bank model of the accesses as the tiling passes
       // left them (unroll only repeats them).

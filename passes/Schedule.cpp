@@ -46,6 +46,9 @@ const std::vector<KnobSpec> &knobSpecs() {
        "side of the square shared-memory tile of a transpose (default 32)"},
       {"threads", "map-elementwise, map-to-gpu", "N",
        "threads per block of elementwise and one-thread-per-output kernels (default 256)"},
+      {"max_blocks", "map-elementwise", "N",
+       "most blocks of an elementwise launch; each loops over every N-th chunk "
+       "(grid-stride; default 0: one block per chunk)"},
       {"items_per_thread", "map-elementwise", "U",
        "elements per thread of an elementwise kernel, all loaded before the first store "
        "(default 4)"},
@@ -297,6 +300,7 @@ std::vector<ScheduleProblem> checkSchedule(const Func &F, int64_t MaxSharedBytes
   R.ints("unroll", 1, 1, 64, &V);
   R.ints("min_blocks", 1, 1, 32, &V);
   R.ints("items_per_thread", 1, 1, 16, &V);
+  R.ints("max_blocks", 1, 0, INT32_MAX, &V);
   R.ints("unroll_limit", 1, 1, 256, &V);
   if (const Knob *K = findKnob(F, "padding"); K && K->Word != "auto" && K->Word != "off")
     R.ints("padding", 1, 0, 32, &V);

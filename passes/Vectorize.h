@@ -2,7 +2,8 @@
 //
 // Requires: valid IR with launches (after the tiling passes and map-to-gpu).
 // Ensures: the same results (the loop kind changes, nothing else). A serial
-//   loop `for v in 0..W` (W = 2 or 4, 4-byte elements) whose body is one
+//   loop `for v in 0..W` (8 or 16 bytes: W = 2 or 4 elements of 4 bytes,
+//   W = 4 or 8 elements of 2 bytes, f16 and bf16) whose body is one
 //   copy D[..., base_d + v] = S[..., base_s + v] becomes `vectorize` when
 //   every shared-memory side is provably aligned: its buffer has a constant
 //   shape whose innermost extent is a multiple of W (pad-shared keeps the
@@ -10,10 +11,11 @@
 //   construction (a sum of terms with a constant factor divisible by W,
 //   through let-bound variables). Register sides need no alignment (the
 //   backend moves the vector's components one by one). The backend emits
-//   the shared or global side as ONE float4 / float2 (int4 / int2) access: a quarter
-//   of the load instructions of the scalar loop, and for a warp reading
-//   contiguous 16-byte chunks no bank conflict.
-//   A global side is wide only inside `if ... && aligned(X[0, 0], 4W) &&
+//   the shared or global side as ONE float4 / float2 (int4 / int2; uint4
+//   / uint2 holding halves) access: a quarter (an eighth) of the load
+//   instructions of the scalar loop, and for a warp reading contiguous
+//   16-byte chunks no bank conflict.
+//   A global side is wide only inside `if ... && aligned(X[0, 0], W * E) &&
 //   R % W == 0 ...` (map-elementwise writes such a test in front of its
 //   wide path): the test proves the tensor's first element aligned, its
 //   rows (R, the innermost extent of its shape) a multiple of W, and the
@@ -37,8 +39,9 @@ namespace tdsl {
 void vectorize(ir::Func &F);
 
 /// The copy of a loop the backend can emit as one wide access: its body
-/// is one store of a load of 4-byte elements, extent 2 or 4 (the width,
-/// in Width), min 0. Null otherwise.
+/// is one store of a load, of 8 or 16 bytes in all (4-byte elements,
+/// extent 2 or 4; 2-byte elements, extent 4 or 8; the extent in Width),
+/// min 0. Null otherwise.
 const ir::StoreNode *vectorCopy(const ir::ForNode &N, int64_t &Width);
 
 } // namespace tdsl

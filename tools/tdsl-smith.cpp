@@ -135,14 +135,26 @@ template <size_t N> std::string pick(Rng &R, const char *const (&Values)[N]) {
 }
 /// Independent keys: any value listed is valid on its own.
 const std::vector<ScheduleKnob> ScheduleKnobs = {
-    {"rows_per_block", [](Rng &R) { return pick(R, {"1", "2", "8", "32"}); }},
     {"transpose_tile", [](Rng &R) { return pick(R, {"8", "16", "32", "40"}); }},
     {"items_per_thread", [](Rng &R) { return pick(R, {"1", "2", "3", "4", "8"}); }},
     {"threads", [](Rng &R) { return pick(R, {"32", "64", "96", "256", "1024"}); }},
     {"padding", [](Rng &R) { return pick(R, {"auto", "off", "1", "2", "4"}); }},
     {"unroll", [](Rng &R) { return pick(R, {"1", "2", "3", "4", "8"}); }},
     {"unroll_limit", [](Rng &R) { return pick(R, {"1", "2", "4", "16", "64"}); }},
+    {"max_blocks", [](Rng &R) { return pick(R, {"0", "1", "2", "7"}); }},
 };
+
+/// A consistent row-reduction mapping: a warp per row (rows_per_block), a
+/// block per row of reduce_threads threads, or either forced.
+std::vector<std::pair<std::string, std::string>> reductionKnobs(Rng &R) {
+  switch (R() % 4) {
+  case 0: return {{"rows_per_block", pick(R, {"1", "2", "8", "32"})}};
+  case 1:
+    return {{"block_per_row", "on"}, {"reduce_threads", pick(R, {"32", "64", "96", "256"})}};
+  case 2: return {{"block_per_row", "off"}};
+  default: return {{"block_per_row", "on"}};
+  }
+}
 
 /// A consistent contraction schedule: block tiles that are thread tiles
 /// times a thread grid of at most 1024 threads (non-divisors of the
@@ -529,6 +541,9 @@ int main(int Argc, char **Argv) {
         P.Schedule.push_back({K.Key, K.Value(R)});
     if (R() % 2)
       for (auto &KV : contractionKnobs(R))
+        P.Schedule.push_back(KV);
+    if (R() % 2)
+      for (auto &KV : reductionKnobs(R))
         P.Schedule.push_back(KV);
     PipelineConfig Random;
     for (const PipelineKnob &K : PipelineKnobs)
