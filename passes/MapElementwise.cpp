@@ -21,19 +21,6 @@ bool readsBuffer(const Expr &E, const std::string &Buffer) {
   });
 }
 
-/// Replaces each staged load by its register copy (structural match).
-class StagedLoads : public IRMutator {
-public:
-  std::vector<std::pair<Expr, Expr>> Map;
-  Expr mutate(const Expr &E) override {
-    for (const auto &[From, To] : Map)
-      if (structurallyEqual(E, From))
-        return To;
-    return IRMutator::mutate(E);
-  }
-  using IRMutator::mutate;
-};
-
 /// True if Idx is [..., V] with V nowhere else: a run of consecutive V is
 /// a run of consecutive addresses.
 bool contiguousIn(const std::vector<Expr> &Idx, const std::string &V) {
@@ -214,7 +201,7 @@ private:
     // Registers: the staged runs and the values, [Items, Width] each.
     Expr C = add(var(In.Var), var(V));
     std::vector<Stmt> Copies;
-    StagedLoads R;
+    ExprReplacer R; // each staged load -> its register copy
     std::vector<Buffer> Regs;
     for (const Expr &L : Staged) {
       const auto &N = static_cast<const LoadNode &>(*L);

@@ -158,6 +158,13 @@ bool usesAnyVar(const Stmt &S, const std::vector<std::string> &Names) {
   return V.Found;
 }
 
+Expr ExprReplacer::mutate(const Expr &E) {
+  for (const auto &[From, To] : Map)
+    if (structurallyEqual(E, From))
+      return To;
+  return IRMutator::mutate(E);
+}
+
 bool hasLoads(const Expr &E) { return !loadsOf(E).empty(); }
 
 bool testsAlignment(const Stmt &S) {

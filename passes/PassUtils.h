@@ -20,6 +20,15 @@
 
 namespace tdsl {
 
+/// Replaces every subexpression structurally equal to a From of Map by its
+/// To (the first match wins; a replacement is not searched again).
+class ExprReplacer : public ir::IRMutator {
+public:
+  std::vector<std::pair<ir::Expr, ir::Expr>> Map;
+  ir::Expr mutate(const ir::Expr &E) override;
+  using ir::IRMutator::mutate;
+};
+
 /// Every name a function uses (sizes, buffers, loop and let variables), so
 /// that a pass's new names never shadow or capture one.
 class NameTable {

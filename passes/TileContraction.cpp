@@ -15,20 +15,11 @@ using namespace ir;
 
 namespace {
 
-/// Replaces whole expressions (the staged loads) and ACC[0] by new ones.
-class Replacer : public IRMutator {
+/// Replaces whole expressions (the staged loads, Map) and ACC[0] by new ones.
+class Replacer : public ExprReplacer {
 public:
-  std::vector<std::pair<Expr, Expr>> Map; ///< from (structural match) -> to
   std::string Acc;
   std::vector<Expr> AccIndices; ///< ACC[0] becomes ACC[AccIndices...]
-
-  Expr mutate(const Expr &E) override {
-    for (const auto &[From, To] : Map)
-      if (structurallyEqual(E, From))
-        return To;
-    return IRMutator::mutate(E);
-  }
-  using IRMutator::mutate;
 
 protected:
   Expr visitLoad(const LoadNode &N, const Expr &E) override {
@@ -95,6 +86,11 @@ private:
   }
   bool match(const Stmt &Nest, std::vector<Stmt> &Pro, std::vector<Stmt> &Epi, Expr &Update);
 
+  /// Elements of O's k tile each thread copies (the last round partly).
+  int64_t copiesPerThread(const Operand &O) const {
+    int64_t Total = S.TileK * (O.RowSide ? S.BlockM : S.BlockN), Threads = S.threads();
+    return (Total + Threads - 1) / Threads;
+  }
   int64_t threadsAlong(bool Row) const {
     return Row ? S.BlockM / S.ThreadM : S.BlockN / S.ThreadN;
   }
@@ -240,8 +236,7 @@ CopyCoords copyCoords(const ContractionSchedule &S, const Operand &O, const std:
 /// A block whose tile lies inside the tensor (all but the edge blocks and
 /// the last partial k tile) takes a copy without bounds checks.
 Stmt Tiler::copyTile(const Operand &O, Expr KBase, bool ToRegs, unsigned Line) {
-  int64_t BX = O.RowSide ? S.BlockM : S.BlockN, Total = S.TileK * BX;
-  int64_t Threads = S.threads(), Copies = (Total + Threads - 1) / Threads;
+  int64_t BX = O.RowSide ? S.BlockM : S.BlockN, Copies = copiesPerThread(O);
   const ForNode *XLoop = O.RowSide ? RowLoop : ColLoop;
   auto Copy = [&](bool Checked) {
     std::string C = Names.fresh("c"), KK = Names.fresh("kk"), X = Names.fresh("x");
@@ -268,8 +263,7 @@ Stmt Tiler::copyTile(const Operand &O, Expr KBase, bool ToRegs, unsigned Line) {
 
 /// O.Next (a prefetched tile, as copyTile(ToRegs) laid it out) -> O.Tile.
 Stmt Tiler::storeNextToTile(const Operand &O, unsigned Line) {
-  int64_t BX = O.RowSide ? S.BlockM : S.BlockN, Total = S.TileK * BX;
-  int64_t Threads = S.threads(), Copies = (Total + Threads - 1) / Threads;
+  int64_t Copies = copiesPerThread(O);
   std::string C = Names.fresh("c");
   CopyCoords CC = copyCoords(S, O, TX, C);
   Stmt Body = store(O.Tile, tileIndex(CC.KK, CC.X), load(O.Type, O.Next, {var(C)}), Line);
@@ -437,10 +431,8 @@ Stmt Tiler::tile(const Stmt &Nest) {
   const MemScope Reg = MemScope::Register;
   for (auto It = Ops.rbegin(); It != Ops.rend(); ++It) {
     const Operand &O = *It;
-    int64_t BXn = O.RowSide ? S.BlockM : S.BlockN;
     if (S.Prefetch)
-      Launch = allocate(tempBuffer(O.Next, O.Type, {c((S.TileK * BXn + Threads - 1) / Threads)}, Reg),
-                        Launch, Line);
+      Launch = allocate(tempBuffer(O.Next, O.Type, {c(copiesPerThread(O))}, Reg), Launch, Line);
     Launch = allocate(tempBuffer(O.Regs, O.Type, {c(O.RowSide ? S.ThreadM : S.ThreadN)}, Reg),
                       Launch, Line);
   }
@@ -488,9 +480,8 @@ Stmt Tiler::tile(const Stmt &Nest) {
   // values take at most 96 of them (the rest: addresses and indices).
   int64_t Words = S.ThreadM * S.ThreadN * ((dtypeBytes(AccType) + 3) / 4);
   for (const Operand &O : Ops) {
-    int64_t W = (dtypeBytes(O.Type) + 3) / 4, BXn = O.RowSide ? S.BlockM : S.BlockN;
-    Words += W * ((O.RowSide ? S.ThreadM : S.ThreadN) +
-                  (S.Prefetch ? (S.TileK * BXn + Threads - 1) / Threads : 0));
+    int64_t W = (dtypeBytes(O.Type) + 3) / 4;
+    Words += W * ((O.RowSide ? S.ThreadM : S.ThreadN) + (S.Prefetch ? copiesPerThread(O) : 0));
   }
   if (S.MinBlocks > 1 && !findKnob(F, "min_blocks") && Words <= 96 &&
       Threads * S.MinBlocks <= 2048) {

@@ -5,7 +5,6 @@
 
 #include "llvm/ADT/StringMap.h"
 
-#include <functional>
 #include <string>
 
 namespace tdsl {
@@ -57,15 +56,7 @@ protected:
   /// `E % K == 0` and `aligned(X[0], N)` facts a wide global access needs.
   Stmt visitIf(const IfNode &N, const Stmt &S) override {
     size_t Saved = Facts.size();
-    std::function<void(const Expr &)> Add = [&](const Expr &C) {
-      if (C->Kind == ExprKind::Binary && static_cast<const BinaryNode &>(*C).Op == BinaryOp::And) {
-        Add(static_cast<const BinaryNode &>(*C).A);
-        Add(static_cast<const BinaryNode &>(*C).B);
-      } else {
-        Facts.push_back(C);
-      }
-    };
-    Add(N.Cond);
+    addConjuncts(N.Cond);
     Stmt Then = mutate(N.Then);
     Facts.resize(Saved);
     Stmt Else = N.Else ? mutate(N.Else) : nullptr;
@@ -89,6 +80,15 @@ private:
   llvm::StringMap<Expr> Lets;
   llvm::StringMap<const Buffer *> Buffers;
   std::vector<Expr> Facts; ///< conditions that hold here
+
+  void addConjuncts(const Expr &C) {
+    if (C->Kind == ExprKind::Binary && static_cast<const BinaryNode &>(*C).Op == BinaryOp::And) {
+      addConjuncts(static_cast<const BinaryNode &>(*C).A);
+      addConjuncts(static_cast<const BinaryNode &>(*C).B);
+    } else {
+      Facts.push_back(C);
+    }
+  }
 
   /// A fact says E % K == 0 for a multiple K of W.
   bool knownMultiple(const Expr &E, int64_t W) const {

@@ -405,37 +405,31 @@ bool runCheck(const ast::Module &M, const CheckOptions &Opts, llvm::raw_ostream 
         Problem = roundTrip(SF);
       Comparison C;
       if (Problem.empty()) {
-        std::map<std::string, ir::TensorData> Args = Inputs;
-        for (const auto &[Name, D] : Poisoned)
-          Args[Name] = D;
-        ir::InterpOptions IO;
-        IO.MaxSteps = 2'000'000'000ull;
-        ir::InterpResult R = ir::interpret(SF, Sizes, Args, IO);
-        if (!R.Ok)
-          Problem = "interpreter: " + R.Error;
-        else
+        // Runs the stage on the inputs and poisoned outputs, the tensors
+        // ByteOffset bytes past a boundary; a problem, or "".
+        auto Run = [&](unsigned ByteOffset, std::map<std::string, ir::TensorData> &Args,
+                       Comparison &Cmp, const std::string &Where) -> std::string {
+          Args = Inputs;
+          for (const auto &[Name, D] : Poisoned)
+            Args[Name] = D;
+          ir::InterpOptions IO;
+          IO.MaxSteps = 2'000'000'000ull;
+          IO.ParamByteOffset = ByteOffset;
+          ir::InterpResult R = ir::interpret(SF, Sizes, Args, IO);
+          if (!R.Ok)
+            return "interpreter" + Where + ": " + R.Error;
           for (const auto &T : K.Outputs)
-            compare(T->Name, Ref.at(T->Name), Args.at(T->Name), Tol, C);
-        if (Problem.empty() && !C.Ok)
-          Problem = "mismatch: " + C.Where;
+            compare(T->Name, Ref.at(T->Name), Args.at(T->Name), Tol, Cmp);
+          return Cmp.Ok ? "" : "mismatch" + Where + ": " + Cmp.Where;
+        };
+        std::map<std::string, ir::TensorData> Args, Moved;
+        Problem = Run(0, Args, C, "");
         // A stage with a wide path behind aligned() runs again on tensors
         // that start 4 bytes past a boundary, so its scalar path is checked
         // too.
-        if (Problem.empty() && testsAlignment(SF.Body)) {
-          std::map<std::string, ir::TensorData> Moved = Inputs;
-          for (const auto &[Name, D] : Poisoned)
-            Moved[Name] = D;
-          IO.ParamByteOffset = 4;
-          ir::InterpResult RM = ir::interpret(SF, Sizes, Moved, IO);
-          Comparison CM;
-          if (!RM.Ok)
-            Problem = "interpreter (tensors not 16-byte aligned): " + RM.Error;
-          else
-            for (const auto &T : K.Outputs)
-              compare(T->Name, Ref.at(T->Name), Moved.at(T->Name), Tol, CM);
-          if (Problem.empty() && !CM.Ok)
-            Problem = "mismatch (tensors not 16-byte aligned): " + CM.Where;
-        }
+        Comparison CM;
+        if (Problem.empty() && testsAlignment(SF.Body))
+          Problem = Run(4, Moved, CM, " (tensors not 16-byte aligned)");
         if (Problem.empty() && Opts.StagesBitExact) {
           if (NaiveOutputs.empty())
             for (const auto &T : K.Outputs)
