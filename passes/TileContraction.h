@@ -25,14 +25,19 @@
 //   - with prefetch = on, the next k tile is loaded into registers while
 //     the current one is computed (register double buffering), and with
 //     stages = 2 as well it is stored into a second shared buffer, one
-//     barrier per tile; both are off by default (their registers cost a
-//     resident block on the H200: bench/RESULTS.md);
+//     barrier per tile; both are on by default;
+//   - two resident blocks per SM: unless min_blocks is pinned, the pass
+//     adds `min_blocks = 2 by "tile-contraction"` to the schedule when the
+//     tile state (accumulators, fragments, prefetched values) fits in 96
+//     registers, so that ptxas keeps to 128 and the prefetch registers do
+//     not cost the second block (4096^3 f32 0.87x cuBLAS with it on the
+//     H200, 0.79x without: bench/RESULTS.md);
 //   - boundary predication: full k tiles run a constant-trip loop (unrolled
 //     later), the last partial one a guarded loop; outputs beyond M or N
 //     are computed from zeros and never stored.
 //   Knobs (passes/Schedule.h): block_tile, k_tile, thread_tile,
-//   thread_vector, prefetch, stages. A note at the top of the launch records the
-//   schedule and why.
+//   thread_vector, lane_cols, prefetch, stages, min_blocks. A note at the
+//   top of the launch records the schedule and why.
 // Why here: first in the pipeline, on the naive nests, where the
 //   contraction's structure is still plain; map-to-gpu then maps what it
 //   declined, and vectorize, pad-shared and unroll refine the tiles it
