@@ -313,11 +313,17 @@ Text ExprWriter::binaryText(const BinaryNode &N) {
   case BinaryOp::Add: R = Infix("+", AddPrec); break;
   case BinaryOp::Sub: R = Infix("-", AddPrec); break;
   case BinaryOp::Mul: R = Infix("*", MulPrec); break;
+  // A positive divisor takes C's operator, or tdsl_quo/tdsl_rem for a
+  // 64-bit one known only at run time (a constant becomes a multiply).
   case BinaryOp::Div:
-    R = isPositive(N.B) ? Infix("/", MulPrec) : Call2("tdsl_div<" + CT + ">");
+    R = !isPositive(N.B)                   ? Call2("tdsl_div<" + CT + ">")
+        : T == DType::I64 && !asConstInt(N.B) ? Call2("tdsl_quo<" + CT + ">")
+                                              : Infix("/", MulPrec);
     break;
   case BinaryOp::Mod:
-    R = isPositive(N.B) ? Infix("%", MulPrec) : Call2("tdsl_mod<" + CT + ">");
+    R = !isPositive(N.B)                   ? Call2("tdsl_mod<" + CT + ">")
+        : T == DType::I64 && !asConstInt(N.B) ? Call2("tdsl_rem<" + CT + ">")
+                                              : Infix("%", MulPrec);
     break;
   case BinaryOp::Min: R = Call2("tdsl_min<" + CT + ">"); break;
   case BinaryOp::Max: R = Call2("tdsl_max<" + CT + ">"); break;
@@ -709,7 +715,7 @@ void FuncEmitter::emitFor(const ForNode &N, ExprWriter &W, bool Last) {
       line() << "#pragma unroll\n";
     else if (N.Loop == ForKind::Vectorized)
       line() << "#pragma unroll // vectorize: scalar code, unrolled\n";
-    else if (N.Unroll > 1)
+    else if (N.Unroll > 0)
       line() << "#pragma unroll " << N.Unroll << "\n";
     std::string End = ZeroMin ? W.str(N.Extent, RelPrec - 1)
                               : W.str(simplifyExpr(add(N.Min, N.Extent)), RelPrec - 1);
@@ -991,7 +997,7 @@ void FuncEmitter::emitPlan() {
     CheckDims(*B);
   // Element counts: overflow is TOO_LARGE; near 2^31 or more needs 64-bit
   // indices (kIndex32Limit).
-  OS << "  int64_t elems = 1;\n  plan->index64 = false;\n";
+  OS << "  int64_t elems = 1;\n  plan->index64 = kAlwaysIndex64;\n";
   auto Count = [&](const Buffer &B, const std::string &What, int Temp) {
     OS << "  // " << What << " " << B.Name << ": " << dtypeName(B.Type);
     if (B.rank()) {

@@ -15,6 +15,7 @@
 #include "attention.h"
 #include "bgemm_f16.h"
 #include "elementwise.h"
+#include "elementwise_f16.h"
 #include "gemm_bf16.h"
 #include "gemm_bias_gelu.h"
 #include "gemm_bias_relu.h"
@@ -475,6 +476,19 @@ void suiteMemoryBound() {
             Y, 2.0 * X.bytes(), 3.0 * X.n, {0, 1, ER / 2, ER - 1}, EC, 1e-5, [&](long r) {
               auto x = host(X, size_t(r) * EC, EC);
               for (long c = 0; c < EC; ++c) x[c] = std::max(ah[c] * x[c] + bh[c], 0.0) * scale;
+              return x;
+            });
+  }
+  if (selected("elementwise_f16")) {
+    long ER = opts.quick ? R : 16384, EC = opts.quick ? Cn : 16384;
+    Buf X(size_t(ER) * EC, DType::F16), a(EC, DType::F16), b(EC, DType::F16), Y(X.n, DType::F16);
+    fill(X), fill(a), fill(b);
+    auto ah = host(a), bh = host(b);
+    memCase("elementwise_f16", fmtShape({ER, EC}), "f16",
+            [&] { return tdslErr(tdsl_elementwise_f16(X.as<tdsl_f16>(), a.as<tdsl_f16>(), b.as<tdsl_f16>(), Y.as<tdsl_f16>(), ER, EC, 0)); },
+            Y, 2.0 * X.bytes(), 3.0 * X.n, {0, 1, ER / 2, ER - 1}, EC, 1e-2, [&](long r) {
+              auto x = host(X, size_t(r) * EC, EC);
+              for (long c = 0; c < EC; ++c) x[c] = std::max(ah[c] * x[c] + bh[c], 0.0);
               return x;
             });
   }

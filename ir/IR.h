@@ -189,7 +189,8 @@ bool isBlockLoop(ForKind K);
 bool isThreadLoop(ForKind K); // thread.*, warp and lane
 
 /// for Var in [Min, Min + Extent). Unroll > 1 on a serial loop asks for
-/// partial unrolling by that factor.
+/// partial unrolling by that factor; Unroll == 1 keeps it rolled (the
+/// unroll pass leaves it, the backend writes `#pragma unroll 1`).
 struct ForNode : StmtNode {
   const std::string Var;
   const Expr Min, Extent;

@@ -6,6 +6,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 
+#include <algorithm>
 #include <string>
 
 namespace tdsl {
@@ -21,20 +22,10 @@ bool readsBuffer(const Expr &E, const std::string &Buffer) {
   });
 }
 
-/// True if Idx is [..., V] with V nowhere else: a run of consecutive V is
-/// a run of consecutive addresses.
-bool contiguousIn(const std::vector<Expr> &Idx, const std::string &V) {
-  if (Idx.empty() || Idx.back()->Kind != ExprKind::Var ||
-      static_cast<const VarNode &>(*Idx.back()).Name != V)
-    return false;
-  return llvm::none_of(llvm::make_range(Idx.begin(), Idx.end() - 1),
-                       [&](const Expr &I) { return usesAnyVar(I, {V}); });
-}
-
 class Mapper {
 public:
-  Mapper(Func &F, int64_t Threads, int64_t Items, int64_t MaxBlocks)
-      : F(F), Names(F), Threads(Threads), Items(Items), MaxBlocks(MaxBlocks) {}
+  Mapper(Func &F, int64_t Threads, std::optional<int64_t> PinnedItems, int64_t MaxBlocks)
+      : F(F), Names(F), Threads(Threads), PinnedItems(PinnedItems), MaxBlocks(MaxBlocks) {}
 
   Stmt map(const Stmt &S) {
     if (hasGPULoops(S))
@@ -58,13 +49,15 @@ public:
       U = Names.fresh("u");
       V = Names.fresh("v");
       Val = Names.fresh("val");
+      Rnd = Names.fresh("round");
     }
     Expr Total = flatExtent(Run.Loops);
+    Items = PinnedItems.value_or(4);
     Stmt Wide = widePath(Run, St, Line);
     // Each block covers Threads * Items runs of W elements on the wide path
-    // and as many single elements on the scalar one.
+    // and as many single elements, in rounds of W, on the scalar one.
     int64_t PerThread = Wide ? Items * Width : Items;
-    Stmt Scalar = scalarPath(Run, St, PerThread, Line);
+    Stmt Scalar = scalarPath(Run, St, PerThread, Wide ? 4 : Items, Line);
     std::string What =
         "[map-elementwise] " + std::to_string(PerThread) + " elements per thread, " +
         std::to_string(Threads * PerThread) + " per block, consecutive threads on consecutive " +
@@ -72,7 +65,7 @@ public:
         "; every value is computed before the first store, so " +
         std::to_string(Wide ? Items : PerThread) + " loads of each tensor per thread are in flight";
     if (Wide)
-      What += "; the runs are 16-byte loads and stores where " + WideWhy +
+      What += "; the runs are single loads and stores of up to 16 bytes where " + WideWhy +
               ", else one element at a time";
     // Grid-stride: at most MaxBlocks blocks, block bx taking chunks bx,
     // bx + grid, ... of Threads * PerThread elements, so a large tensor
@@ -97,21 +90,25 @@ public:
 private:
   Func &F;
   NameTable Names;
-  int64_t Threads, Items;
-  static constexpr int64_t Width = 4; ///< elements per run (16 bytes)
+  int64_t Threads;
+  std::optional<int64_t> PinnedItems; ///< the items_per_thread knob, if set
+  int64_t Items = 4;                  ///< runs (or elements) per thread
+  int64_t Width = 4; ///< elements per run: 16 bytes of the widest wide tensor
   int64_t MaxBlocks;
-  std::string BX, TX, Step, Chunk, T, U, V, Val;
+  std::string BX, TX, Step, Chunk, T, U, V, Val, Rnd;
   Expr WideCond;      ///< when the wide path runs
   std::string WideWhy; ///< WideCond in words
 
-  /// for u: t = the u-th element (run) of the thread; if t < Total, Body
-  /// with the loop variables bound to t.
-  Stmt round(const LoopRun &Run, int64_t PerThread, int64_t Run1, Stmt Body, unsigned Line) {
+  /// for u: t = the (Round * Count + u)-th element (run of Run1) of the
+  /// thread; if t < Total, Body with the loop variables bound to t.
+  Stmt round(const LoopRun &Run, int64_t PerThread, int64_t Run1, const Expr &Round,
+             int64_t Count, Stmt Body, unsigned Line) {
+    Expr Nth = Round ? add(mul(Round, intImm(Count)), var(U)) : var(U);
     Expr Q = add(add(mul(var(MaxBlocks ? Chunk : BX), intImm(Threads * PerThread / Run1)),
-                     mul(var(U), intImm(Threads))),
+                     mul(Nth, intImm(Threads))),
                  var(TX));
     Expr TV = Run1 == 1 ? Q : mul(Q, intImm(Run1));
-    return forLoop(U, intImm(0), intImm(PerThread / Run1), ForKind::Serial,
+    return forLoop(U, intImm(0), intImm(Count), ForKind::Serial,
                    letStmt(T, TV,
                            ifThen(lt(var(T), flatExtent(Run.Loops)),
                                   bindFlatIndex(Run.Loops, var(T), Body), nullptr, Line),
@@ -119,45 +116,80 @@ private:
                    Line);
   }
 
-  Stmt scalarPath(const LoopRun &Run, const StoreNode &St, int64_t PerThread, unsigned Line) {
+  /// The thread's PerThread elements one at a time, in rounds of Count:
+  /// each round loads and computes its Count values before it stores them.
+  /// The rounds stay a rolled loop, so the unrolled code holds 2 * Count
+  /// index computations rather than 2 * PerThread: each holds a division,
+  /// and registers live across a 64-bit one (a subroutine call) spill.
+  Stmt scalarPath(const LoopRun &Run, const StoreNode &St, int64_t PerThread, int64_t Count,
+                  unsigned Line) {
     DType VT = St.Value->Type;
-    Stmt Compute = round(Run, PerThread, 1, store(Val, {var(U)}, St.Value, Line), Line);
-    Stmt Write =
-        round(Run, PerThread, 1, store(St.Buffer, St.Indices, load(VT, Val, {var(U)}), Line), Line);
-    return allocate(tempBuffer(Val, VT, {intImm(PerThread)}, MemScope::Register),
-                    block({Compute, Write}), Line);
+    int64_t Rounds = PerThread / Count;
+    Expr W = Rounds > 1 ? var(Rnd) : nullptr;
+    Stmt Compute = round(Run, PerThread, 1, W, Count, store(Val, {var(U)}, St.Value, Line), Line);
+    Stmt Write = round(Run, PerThread, 1, W, Count,
+                       store(St.Buffer, St.Indices, load(VT, Val, {var(U)}), Line), Line);
+    Stmt Body = allocate(tempBuffer(Val, VT, {intImm(Count)}, MemScope::Register),
+                         block({Compute, Write}), Line);
+    if (Rounds > 1)
+      Body = forLoop(Rnd, intImm(0), intImm(Rounds), ForKind::Serial, Body, Line, /*Unroll=*/1);
+    return Body;
   }
 
-  /// Runs of Width consecutive elements of the innermost loop: each 4-byte
-  /// tensor read contiguously along it is copied into registers a run at a
-  /// time (vectorize makes the copy one 16-byte access), the values are
-  /// computed from the registers, and a contiguous 4-byte output is written
-  /// a run at a time. Null when no access would be wide. Sets WideCond: the
+  /// Runs of Width consecutive elements of the innermost loop: each 2- or
+  /// 4-byte tensor read contiguously along it is copied into registers a
+  /// run at a time (vectorize makes the copy one access of up to 16 bytes),
+  /// the values are computed from the registers, and a contiguous output is
+  /// written a run at a time. Null when no access would be wide. Sets WideCond: the
   /// innermost extent and the rows of the wide tensors are multiples of
   /// Width, and their first elements aligned to a run.
   Stmt widePath(const LoopRun &Run, const StoreNode &St, unsigned Line) {
     const ForNode &In = *Run.Loops.back();
-    // 4-byte elements only: with runs of 8 halves, the 64-bit-index
-    // version of softmax's and layernorm's f16 stages spilled registers
-    // around the 64-bit divisions (sm_80 and sm_90, test/backend/no-spills).
-    auto Narrow = [](DType T) { return dtypeBytes(T) == 4; };
+    auto Stageable = [](DType T) { return dtypeBytes(T) == 4 || dtypeBytes(T) == 2; };
     std::vector<Expr> Staged;
+    const Buffer *Odd = nullptr; // along the loop, but of another size
     for (const Expr &L : loadsOf(St.Value)) {
       const auto &N = static_cast<const LoadNode &>(*L);
-      const Buffer *B = F.findParam(N.Buffer);
-      if (B && Narrow(N.Type) && N.Type == B->Type && contiguousIn(N.Indices, In.Var) &&
-          llvm::none_of(Staged, [&](const Expr &X) { return structurallyEqual(X, L); }))
+      const Buffer *B = findTensor(F, N.Buffer);
+      if (!B || !contiguousIn(N.Indices, In.Var))
+        continue;
+      if (!Stageable(B->Type))
+        Odd = B;
+      else if (llvm::none_of(Staged, [&](const Expr &X) { return structurallyEqual(X, L); }))
         Staged.push_back(L);
     }
-    const Buffer *Out = F.findParam(St.Buffer);
-    bool WideStore = Out && Narrow(Out->Type) && contiguousIn(St.Indices, In.Var);
+    const Buffer *Out = findTensor(F, St.Buffer);
+    bool WideStore = Out && contiguousIn(St.Indices, In.Var);
+    if (WideStore && !Stageable(Out->Type)) {
+      Odd = Out;
+      WideStore = false;
+    }
     if (Staged.empty() && !WideStore) {
       remark("map-elementwise", Line,
-             "no 4-byte tensor is accessed contiguously along '" + In.Var +
+             "no 2- or 4-byte tensor is accessed contiguously along '" + In.Var +
                  "'; one element at a time");
       return nullptr;
     }
+    // Left out of the runs, it would be accessed with a stride of a run.
+    if (Odd) {
+      remark("map-elementwise", Line,
+             "'" + Odd->Name + "' is accessed along '" + In.Var + "' but its " +
+                 std::to_string(dtypeBytes(Odd->Type)) +
+                 "-byte elements do not move in runs with the others; one element at a time");
+      return nullptr;
+    }
+    // A run is 16 bytes of the widest wide tensor: 4 elements when any is
+    // 4 bytes (a 2-byte tensor then moves 8 bytes at a time), else 8.
+    int64_t Widest = WideStore ? dtypeBytes(Out->Type) : 0;
+    for (const Expr &L : Staged)
+      Widest = std::max<int64_t>(Widest, dtypeBytes(L->Type));
+    Width = 16 / Widest;
     std::optional<int64_t> Ext = asConstInt(In.Extent);
+    if (Ext && *Ext % Width && *Ext % 4 == 0)
+      Width = 4; // 8-byte runs of halves rather than none
+    // 16 elements per thread unless pinned: runs of 8 halves, 4 per thread,
+    // held 70 registers and spilled in softmax's 64-bit-index stages.
+    Items = PinnedItems.value_or(16 / Width);
     if (asConstInt(In.Min) != 0 || (Ext && *Ext % Width)) {
       remark("map-elementwise", Line,
              "'" + In.Var + "' does not run in whole groups of " + std::to_string(Width) +
@@ -171,13 +203,19 @@ private:
       if (llvm::none_of(Conds, [&](const Expr &X) { return structurallyEqual(X, C); }))
         Conds.push_back(std::move(C));
     };
+    // A constant needs no test (and one that is not a multiple rules the
+    // wide path out).
+    bool Possible = true;
     auto MultipleOfWidth = [&](const Expr &E) {
-      Need(binary(BinaryOp::Eq, binary(BinaryOp::Mod, E, intImm(Width)), intImm(0)));
+      if (std::optional<int64_t> K = asConstInt(E))
+        Possible &= *K % Width == 0;
+      else
+        Need(binary(BinaryOp::Eq, binary(BinaryOp::Mod, E, intImm(Width)), intImm(0)));
     };
     std::vector<std::string> Wide;
     MultipleOfWidth(In.Extent);
     auto Tensor = [&](const std::string &Name) {
-      const Buffer *B = F.findParam(Name);
+      const Buffer *B = findTensor(F, Name);
       if (B->rank() > 1)
         MultipleOfWidth(B->Shape.back());
       std::vector<Expr> First(B->rank(), intImm(0));
@@ -190,13 +228,19 @@ private:
       Tensor(static_cast<const LoadNode &>(*L).Buffer);
     if (WideStore)
       Tensor(St.Buffer);
+    if (!Possible) {
+      remark("map-elementwise", Line,
+             "a tensor read or written along '" + In.Var + "' has rows that are not whole runs of " +
+                 std::to_string(Width) + "; one element at a time");
+      return nullptr;
+    }
     WideCond = Conds.front();
     for (size_t I = 1; I < Conds.size(); ++I)
       WideCond = binary(BinaryOp::And, WideCond, Conds[I]);
     WideWhy = "'" + In.Var + "' runs and the rows of ";
     for (size_t I = 0; I < Wide.size(); ++I)
       WideWhy += (I ? ", " : "") + Wide[I];
-    WideWhy += " are multiples of " + std::to_string(Width) + " and the tensors 16-byte aligned";
+    WideWhy += " are multiples of " + std::to_string(Width) + " and the tensors aligned to a run";
 
     // Registers: the staged runs and the values, [Items, Width] each.
     Expr C = add(var(In.Var), var(V));
@@ -223,8 +267,8 @@ private:
       OutIdx.push_back(substitute(I, In.Var, C));
     Stmt Write = forLoop(V, intImm(0), intImm(Width), ForKind::Serial,
                          store(St.Buffer, OutIdx, load(VT, Val, {var(U), var(V)}), Line), Line);
-    Stmt Body = block({round(Run, Items * Width, Width, block(std::move(Copies)), Line),
-                       round(Run, Items * Width, Width, Write, Line)});
+    Stmt Body = block({round(Run, Items * Width, Width, nullptr, Items, block(std::move(Copies)), Line),
+                       round(Run, Items * Width, Width, nullptr, Items, Write, Line)});
     Body = allocate(tempBuffer(Val, VT, {intImm(Items), intImm(Width)}, MemScope::Register), Body,
                     Line);
     for (auto It = Regs.rbegin(); It != Regs.rend(); ++It)
@@ -236,7 +280,10 @@ private:
 } // namespace
 
 void mapElementwise(Func &F) {
-  Mapper M(F, knobInt(F, "threads", MapToGPUThreads), knobInt(F, "items_per_thread", 4),
+  std::optional<int64_t> Items;
+  if (findKnob(F, "items_per_thread"))
+    Items = knobInt(F, "items_per_thread", 4);
+  Mapper M(F, knobInt(F, "threads", MapToGPUThreads), Items,
            knobInt(F, "max_blocks", MapElementwiseMaxBlocks));
   rewriteNests(F, [&](const Stmt &S) { return M.map(S); });
 }

@@ -5,30 +5,39 @@
 //   the stored buffer: elementwise, broadcast and cast kernels, and the
 //   elementwise stages of softmax or layernorm.
 // Ensures: the same results bit for bit, from one launch per nest: blocks
-//   of T threads (knob `threads`, default 256), U = knob `items_per_thread`
-//   (default 4) rounds per thread, each round reading consecutive
-//   addresses across the block (coalesced). All values are computed into
-//   registers before the first store, so U independent loads of each
-//   tensor per thread are in flight: a naive one-element thread leaves too
-//   few bytes in flight to cover DRAM latency on an H200. Elements past
-//   the end are skipped. Anything else is left to map-to-gpu.
-//   Wide path: a round covers a run of W = 4 consecutive elements of the
-//   innermost loop (run q of the nest starts at element t = 4q). Each
-//   4-byte tensor read along that loop and nowhere else (its last index is
-//   the loop variable) is copied into registers by a 4-iteration loop, the
-//   value is computed from them, and a contiguous 4-byte output is written
-//   by another: vectorize makes those loops single 16-byte accesses. The
-//   path runs under `if Extent % 4 == 0 && Rows % 4 == 0 && aligned(X[0,
-//   ...], 16) ...` for every such tensor, which is what proves the accesses
-//   aligned; the else branch covers the same 4 * U * T elements per block
-//   one at a time (tensors that start mid-allocation, odd row lengths). On
-//   the H200 the wide path moves 16384^2 f32 at the copy kernel's rate,
-//   where one element per access ran at 0.78 of it (bench/RESULTS.md).
-//   Without such a tensor (f16, f64, strided accesses only) or with a
-//   constant extent not a multiple of 4, only the scalar path, U per thread.
+//   of T threads (knob `threads`, default 256), U rounds per thread, each
+//   round reading consecutive addresses across the block (coalesced). All
+//   values of a round are computed into registers before its first store,
+//   so U independent loads of each tensor per thread are in flight: a
+//   naive one-element thread leaves too few bytes in flight to cover DRAM
+//   latency on an H200. Elements past the end are skipped. Anything else
+//   is left to map-to-gpu.
+//   Wide path: a round covers a run of W consecutive elements of the
+//   innermost loop (run q of the nest starts at element t = W q), W = 16
+//   bytes of the widest such tensor: 4 when one has 4-byte elements, 8
+//   when all have 2. Each 2- or 4-byte tensor (a parameter or a
+//   temporary) read along that loop and nowhere else (its last index is
+//   the loop variable) is copied into registers by a W-iteration loop, the
+//   value is computed from them, and a contiguous output is written by
+//   another: vectorize makes those loops single accesses of up to 16 bytes.
+//   Every tensor along the loop takes part, or there is no wide path: one
+//   left out (f64, i8) would be accessed with a stride of W elements, up
+//   to 8 times the memory transactions. U = knob `items_per_thread`, by
+//   default 16 / W (16 elements a thread). The path runs under `if Extent
+//   % W == 0 && Rows % W == 0 && aligned(X[0, ...], W * bytes) ...` for
+//   every such tensor, which is what proves the accesses aligned; the else
+//   branch covers the same W * U * T elements per block one at a time, in
+//   a rolled loop of U rounds of W (tensors that start mid-allocation, odd
+//   row lengths): fully unrolled, its 2 W U index divisions made ptxas
+//   spill registers. On the H200 the wide path
+//   moves 16384^2 f32 at the copy kernel's rate, where one element per
+//   access ran at 0.78 of it (bench/RESULTS.md).
+//   Without such a tensor (f64, i8, strided accesses only) or with a
+//   constant extent not a multiple of 4, only the scalar path: U (default
+//   4) elements per thread in one round.
 //   Grid-stride, when the `max_blocks` knob asks for it (off by default,
 //   see MapElementwiseMaxBlocks): the grid has at most that many blocks;
-//   block bx handles chunks bx, bx + grid, ... of 4 * U * T (or U * T)
+//   block bx handles chunks bx, bx + grid, ... of W * U * T (or U * T)
 //   elements, so a tensor of any size runs on a bounded grid of
 //   long-lived blocks.
 // Why here: with the kernel-class passes, before map-to-gpu, which maps

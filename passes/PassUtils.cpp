@@ -216,19 +216,65 @@ Expr flatExtent(const std::vector<const ForNode *> &Loops) {
   return Total;
 }
 
-Stmt bindFlatIndex(const std::vector<const ForNode *> &Loops, const Expr &Flat, Stmt Body) {
-  Expr Stride = intImm(1);
-  for (size_t K = Loops.size(); K-- > 0;) {
-    const ForNode &L = *Loops[K];
-    bool Innermost = K + 1 == Loops.size();
-    Expr V = Innermost ? Flat : binary(BinaryOp::Div, Flat, Stride);
-    if (K != 0)
-      V = binary(BinaryOp::Mod, V, L.Extent);
-    if (asConstInt(L.Min) != 0)
-      V = add(V, L.Min);
-    Body = letStmt(L.Var, V, Body, L.SrcLine);
-    Stride = Innermost ? L.Extent : mul(L.Extent, Stride);
+namespace {
+const Buffer *findTemporary(const Stmt &S, const std::string &Name) {
+  if (S->Kind == StmtKind::Block) {
+    for (const Stmt &Child : static_cast<const BlockNode &>(*S).Stmts)
+      if (const Buffer *B = findTemporary(Child, Name))
+        return B;
+    return nullptr;
   }
+  if (S->Kind != StmtKind::Allocate)
+    return nullptr;
+  const auto &A = static_cast<const AllocateNode &>(*S);
+  if (A.Buf.Scope != MemScope::Global)
+    return nullptr;
+  return A.Buf.Name == Name ? &A.Buf : findTemporary(A.Body, Name);
+}
+} // namespace
+
+const Buffer *findTensor(const Func &F, const std::string &Name) {
+  if (const Buffer *B = F.findParam(Name))
+    return B;
+  return findTemporary(F.Body, Name);
+}
+
+bool contiguousIn(const std::vector<Expr> &Idx, const std::string &V) {
+  if (Idx.empty() || Idx.back()->Kind != ExprKind::Var ||
+      static_cast<const VarNode &>(*Idx.back()).Name != V)
+    return false;
+  return llvm::none_of(llvm::make_range(Idx.begin(), Idx.end() - 1),
+                       [&](const Expr &I) { return usesAnyVar(I, {V}); });
+}
+
+Stmt bindFlatIndex(const std::vector<const ForNode *> &Loops, const Expr &Flat, Stmt Body) {
+  if (Loops.empty())
+    return Body;
+  // Strides[K] = e_{K+1} * ... * e_n, spelled as flatExtent spells it.
+  std::vector<Expr> Strides(Loops.size());
+  for (size_t K = Loops.size(); K-- > 0;)
+    Strides[K] = K + 1 == Loops.size() ? nullptr
+                 : K + 2 == Loops.size() ? Loops[K + 1]->Extent
+                                         : mul(Loops[K + 1]->Extent, Strides[K + 1]);
+  // Outermost first: v_k = Rest / stride_k, Rest = Flat minus what the
+  // loops outside k account for. One division per loop and no %: a 64-bit
+  // division is a subroutine call on the GPU, and registers live across it
+  // are saved to the stack.
+  std::vector<std::pair<std::string, Expr>> Lets;
+  Expr Rest = Flat;
+  for (size_t K = 0; K < Loops.size(); ++K) {
+    const ForNode &L = *Loops[K];
+    std::optional<int64_t> Min = asConstInt(L.Min);
+    bool Innermost = K + 1 == Loops.size();
+    Expr V = Innermost ? Rest : binary(BinaryOp::Div, Rest, Strides[K]);
+    Lets.push_back({L.Var, Min == 0 ? V : add(V, L.Min)});
+    if (!Innermost) {
+      Expr Zero = Min == 0 ? var(L.Var) : sub(var(L.Var), L.Min);
+      Rest = sub(Rest, mul(Zero, Strides[K]));
+    }
+  }
+  for (size_t K = Lets.size(); K-- > 0;)
+    Body = letStmt(Lets[K].first, Lets[K].second, Body, Loops[K]->SrcLine);
   return Body;
 }
 

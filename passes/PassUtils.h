@@ -78,11 +78,22 @@ LoopRun outerSerialLoops(const ir::Stmt &S);
 /// builds it (1 for no loops).
 ir::Expr flatExtent(const std::vector<const ir::ForNode *> &Loops);
 
+/// The global tensor Name of F: a parameter, or a temporary allocated at
+/// the top of F's body (the launcher allocates it, and passes it to the
+/// kernels as it passes a parameter). Null if there is none.
+const ir::Buffer *findTensor(const ir::Func &F, const std::string &Name);
+
+/// True if Idx is [..., V] with V nowhere else: consecutive values of V
+/// address consecutive elements of a row-major tensor.
+bool contiguousIn(const std::vector<ir::Expr> &Idx, const std::string &V);
+
 /// Body under lets that recover each loop of Loops from the flat index
-/// Flat, innermost fastest, as a row-major walk of the loops would count:
-///   v_k = Flat / (e_{k+1} * ... * e_n) % e_k + min_k
-/// (no % on the outermost: Flat < flatExtent(Loops) bounds it; no "/ 1" or
-/// "+ 0", since -O0 code is read too).
+/// Flat, innermost fastest, as a row-major walk of the loops would count,
+/// outermost first with one division each:
+///   v_k = (Flat - sum_{j<k} (v_j - min_j) * s_j) / s_k + min_k,
+///   s_k = e_{k+1} * ... * e_n
+/// (no division on the innermost; no "/ 1" or "+ 0", since -O0 code is
+/// read too). Flat must be below flatExtent(Loops).
 ir::Stmt bindFlatIndex(const std::vector<const ir::ForNode *> &Loops, const ir::Expr &Flat,
                        ir::Stmt Body);
 

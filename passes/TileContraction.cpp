@@ -40,6 +40,12 @@ struct Operand {
   DType Type;
   bool RowSide;  ///< indexed by the output row (m); else by the column (n)
   bool KFastest; ///< its last index uses k: the copy runs k fastest
+  /// Consecutive elements along the fast index each thread copies: 4 (16
+  /// bytes) when the operand is a row-major 4-byte tensor contiguous along
+  /// it, 1 otherwise. WideCond (null when Run is 1) is what makes a run one
+  /// 16-byte global load: its rows a multiple of Run, its start aligned.
+  int64_t Run = 1;
+  Expr WideCond;
   std::string Tile, Regs, Next;
 };
 
@@ -88,9 +94,10 @@ private:
 
   /// Elements of O's k tile each thread copies (the last round partly).
   int64_t copiesPerThread(const Operand &O) const {
-    int64_t Total = S.TileK * (O.RowSide ? S.BlockM : S.BlockN), Threads = S.threads();
-    return (Total + Threads - 1) / Threads;
+    int64_t Runs = S.TileK * (O.RowSide ? S.BlockM : S.BlockN) / O.Run, Threads = S.threads();
+    return (Runs + Threads - 1) / Threads * O.Run;
   }
+  void chooseRun(Operand &O) const;
   int64_t threadsAlong(bool Row) const {
     return Row ? S.BlockM / S.ThreadM : S.BlockN / S.ThreadN;
   }
@@ -199,77 +206,133 @@ bool Tiler::match(const Stmt &Nest, std::vector<Stmt> &Pro, std::vector<Stmt> &E
   return true;
 }
 
-/// Where copy round C of thread tx puts its element of O's tile: (kk, x)
-/// with consecutive threads on consecutive global addresses: k fastest
-/// when k is the operand's contiguous index, its row or column otherwise.
-/// When the threads cover whole lines of the tile, the split is done on tx
-/// once (kk = tx % BK, x = tx / BK + C * threads / BK) instead of on the
-/// element number; Guard is then null, else "element < tile size".
+/// Where copy round C of thread tx puts its run of O's tile: (kk, x) of
+/// the run's first element, whose O.Run elements follow along the fast
+/// index: k when k is the operand's contiguous index, its row or column
+/// otherwise. Consecutive threads take consecutive runs, so a warp reads
+/// consecutive global addresses. When the threads cover whole lines of the
+/// tile, the split is done on tx once (fast = tx % lanes, slow = tx /
+/// lanes + C * threads / lanes, lanes = runs per line) instead of on the
+/// run number; Guard is then null, else "run < runs in the tile".
 struct CopyCoords {
   Expr KK, X, Guard;
 };
 
 CopyCoords copyCoords(const ContractionSchedule &S, const Operand &O, const std::string &TX,
                       const std::string &C) {
-  int64_t BX = O.RowSide ? S.BlockM : S.BlockN, Total = S.TileK * BX, Threads = S.threads();
-  int64_t Inner = O.KFastest ? S.TileK : BX;
+  int64_t BX = O.RowSide ? S.BlockM : S.BlockN, Runs = S.TileK * BX / O.Run,
+          Threads = S.threads();
+  int64_t Lanes = (O.KFastest ? S.TileK : BX) / O.Run;
   CopyCoords R;
   Expr Fast, Slow;
-  if (Threads % Inner == 0 && Total % Threads == 0) {
-    Fast = mod(var(TX), c(Inner));
-    Expr Step = Threads == Inner ? var(C) : mul(var(C), c(Threads / Inner));
-    Slow = add(div(var(TX), c(Inner)), Step);
+  if (Threads % Lanes == 0 && Runs % Threads == 0) {
+    Fast = Lanes == 1 ? c(0) : mod(var(TX), c(Lanes));
+    Expr Step = Threads == Lanes ? var(C) : mul(var(C), c(Threads / Lanes));
+    Slow = add(Lanes == 1 ? var(TX) : div(var(TX), c(Lanes)), Step);
   } else {
     Expr L = add(var(TX), mul(var(C), c(Threads)));
-    Fast = mod(L, c(Inner));
-    Slow = div(L, c(Inner));
-    if (Total % Threads)
-      R.Guard = lt(L, c(Total));
+    Fast = mod(L, c(Lanes));
+    Slow = div(L, c(Lanes));
+    if (Runs % Threads)
+      R.Guard = lt(L, c(Runs));
   }
+  if (O.Run > 1 && Lanes > 1)
+    Fast = mul(Fast, c(O.Run));
   R.KK = O.KFastest ? Fast : Slow;
   R.X = O.KFastest ? Slow : Fast;
   return R;
 }
 
+/// Runs of 4 floats for a 4-byte operand read along its fast index from a
+/// row-major tensor, when the tile's lines hold whole runs. Not for f16
+/// and bf16: runs of 8 halves made the 4096^3 f16 GEMM 3-4% slower on the
+/// H200 (bench/RESULTS.md), the halves unpacked from the 16-byte load and
+/// stored to shared memory one by one.
+void Tiler::chooseRun(Operand &O) const {
+  const auto &N = static_cast<const LoadNode &>(*O.Load);
+  const ForNode *Fast = O.KFastest ? RedLoop : O.RowSide ? RowLoop : ColLoop;
+  const Buffer *B = findTensor(F, N.Buffer);
+  O.Run = 1;
+  O.WideCond = nullptr;
+  if (!B || B->Type != N.Type || dtypeBytes(N.Type) != 4 || asConstInt(Fast->Min) != 0 ||
+      !contiguousIn(N.Indices, Fast->Var))
+    return;
+  // Whole runs in each line of the tile, and whole rounds of runs (no
+  // thread idle while others copy).
+  int64_t Run = 4, BX = O.RowSide ? S.BlockM : S.BlockN;
+  if ((O.KFastest ? S.TileK : BX) % Run || (S.TileK * BX / Run) % S.threads())
+    return;
+  O.Run = Run;
+  std::vector<Expr> First(B->rank(), c(0));
+  O.WideCond = call(Intrinsic::Aligned, {load(B->Type, B->Name, First), c(16)});
+  if (B->rank() > 1)
+    O.WideCond = land(binary(BinaryOp::Eq, mod(B->Shape.back(), c(Run)), c(0)), O.WideCond);
+}
+
 /// One cooperative copy of O's k tile starting at KBase: into O.Next
 /// (registers, ToRegs) or straight into O.Tile; zeros outside the tensor.
 /// A block whose tile lies inside the tensor (all but the edge blocks and
-/// the last partial k tile) takes a copy without bounds checks.
+/// the last partial k tile) takes a copy without bounds checks, and under
+/// O.WideCond a copy whose runs vectorize makes single 16-byte loads.
 Stmt Tiler::copyTile(const Operand &O, Expr KBase, bool ToRegs, unsigned Line) {
   int64_t BX = O.RowSide ? S.BlockM : S.BlockN, Copies = copiesPerThread(O);
   const ForNode *XLoop = O.RowSide ? RowLoop : ColLoop;
   auto Copy = [&](bool Checked) {
     std::string C = Names.fresh("c"), KK = Names.fresh("kk"), X = Names.fresh("x");
+    std::string V = O.Run > 1 ? Names.fresh("e") : "";
     CopyCoords CC = copyCoords(S, O, TX, C);
-    Expr GX = add(blockOffset(O.RowSide), var(X)), GK = fromMin(KBase, var(KK));
+    // Element v of the run: base + v, the form vectorize recognizes.
+    auto Along = [&](Expr Base, bool Fast) { return O.Run > 1 && Fast ? add(Base, var(V)) : Base; };
+    Expr GX = Along(add(blockOffset(O.RowSide), var(X)), !O.KFastest);
+    Expr GK = Along(fromMin(KBase, var(KK)), O.KFastest);
     Expr Value = substitute(O.Load, XLoop->Var, fromMin(XLoop->Min, GX));
     Value = substitute(Value, RedLoop->Var, fromMin(RedLoop->Min, GK));
-    auto Dest = [&](Expr V) {
-      return ToRegs ? store(O.Next, {var(C)}, V, Line)
-                    : store(O.Tile, tileIndex(var(KK), var(X)), V, Line);
+    auto Dest = [&](Expr Val) {
+      Expr Slot = O.Run > 1 ? add(mul(var(C), c(O.Run)), var(V)) : var(C);
+      return ToRegs ? store(O.Next, {Slot}, Val, Line)
+                    : store(O.Tile, tileIndex(Along(var(KK), O.KFastest),
+                                              Along(var(X), !O.KFastest)),
+                            Val, Line);
     };
     Stmt Body = Checked ? ifThen(land(lt(GX, XLoop->Extent), lt(GK, RedLoop->Extent)),
                                  Dest(Value), Dest(zeroOf(O.Type)), Line)
                         : Dest(Value);
+    if (O.Run > 1)
+      Body = forLoop(V, c(0), c(O.Run), ForKind::Serial, Body, Line);
     Body = letStmt(KK, CC.KK, letStmt(X, CC.X, Body, Line), Line);
     if (CC.Guard)
       Body = ifThen(CC.Guard, Body, nullptr, Line);
-    return forLoop(C, c(0), c(Copies), ForKind::Serial, Body, Line);
+    return forLoop(C, c(0), c(Copies / O.Run), ForKind::Serial, Body, Line);
   };
   Expr Inside = land(le(add(blockOffset(O.RowSide), c(BX)), XLoop->Extent),
                      le(add(KBase, c(S.TileK)), RedLoop->Extent));
-  return ifThen(Inside, Copy(false), Copy(true), Line);
+  // One after another: the order of the fresh names is fixed.
+  Stmt Checked = Copy(true);
+  Stmt Unchecked = Copy(false);
+  if (O.WideCond)
+    Unchecked = ifThen(O.WideCond, Copy(false), Unchecked, Line);
+  return ifThen(Inside, Unchecked, Checked, Line);
 }
 
 /// O.Next (a prefetched tile, as copyTile(ToRegs) laid it out) -> O.Tile.
 Stmt Tiler::storeNextToTile(const Operand &O, unsigned Line) {
   int64_t Copies = copiesPerThread(O);
-  std::string C = Names.fresh("c");
+  std::string C = Names.fresh("c"), V = O.Run > 1 ? Names.fresh("e") : "";
   CopyCoords CC = copyCoords(S, O, TX, C);
-  Stmt Body = store(O.Tile, tileIndex(CC.KK, CC.X), load(O.Type, O.Next, {var(C)}), Line);
+  Stmt Body;
+  if (O.Run > 1) {
+    Expr KK = O.KFastest ? fromMin(CC.KK, var(V)) : CC.KK;
+    Expr X = O.KFastest ? CC.X : fromMin(CC.X, var(V));
+    Body = forLoop(V, c(0), c(O.Run), ForKind::Serial,
+                   store(O.Tile, tileIndex(KK, X),
+                         load(O.Type, O.Next, {add(mul(var(C), c(O.Run)), var(V))}), Line),
+                   Line);
+  } else {
+    Body = store(O.Tile, tileIndex(CC.KK, CC.X), load(O.Type, O.Next, {var(C)}), Line);
+  }
   if (CC.Guard)
     Body = ifThen(CC.Guard, Body, nullptr, Line);
-  return forLoop(C, c(0), c(Copies), ForKind::Serial, Body, Line);
+  return forLoop(C, c(0), c(Copies / O.Run), ForKind::Serial, Body, Line);
 }
 
 /// Steps k values of the staged tiles: each operand's registers from
@@ -337,6 +400,7 @@ Stmt Tiler::tile(const Stmt &Nest) {
   }
   for (Operand &O : Ops) {
     const std::string &Buf = static_cast<const LoadNode &>(*O.Load).Buffer;
+    chooseRun(O);
     O.Tile = Names.fresh(Buf + "_tile");
     O.Regs = Names.fresh(Buf + "_reg");
     O.Next = Names.fresh(Buf + "_next");
@@ -363,9 +427,10 @@ Stmt Tiler::tile(const Stmt &Nest) {
   Expr KBase = mul(var(KT), c(S.TileK));
   std::vector<Stmt> Loop;
   auto Compute = [&]() {
-    return ifThen(le(add(KBase, c(S.TileK)), KExt),
-                  computeStep(KBase, c(S.TileK), /*Full=*/true, Update, Line),
-                  computeStep(KBase, sub(KExt, KBase), /*Full=*/false, Update, Line), Line);
+    // One after another: the order of the fresh names is fixed.
+    Stmt Partial = computeStep(KBase, sub(KExt, KBase), /*Full=*/false, Update, Line);
+    Stmt Full = computeStep(KBase, c(S.TileK), /*Full=*/true, Update, Line);
+    return ifThen(le(add(KBase, c(S.TileK)), KExt), Full, Partial, Line);
   };
   auto CopyAll = [&](Expr Base, bool ToRegs) {
     std::vector<Stmt> Out;
@@ -474,6 +539,13 @@ Stmt Tiler::tile(const Stmt &Nest) {
       "per output" +
       (S.Prefetch ? "; the next k tile is loaded into registers during this one's FMAs" : "") +
       (S.Stages == 2 ? "; two shared buffers, one barrier per k tile" : "");
+  std::string InRuns;
+  for (const Operand &O : Ops)
+    if (O.Run > 1)
+      InRuns += (InRuns.empty() ? "" : ", ") + static_cast<const LoadNode &>(*O.Load).Buffer;
+  if (!InRuns.empty())
+    Note += "; " + InRuns + " copied in runs of 4 consecutive elements a thread, each run one "
+            "16-byte load where the rows are a multiple of 4 and the tensor 16-byte aligned";
   // Two resident blocks per SM hide one block's barrier waits behind the
   // other's FMAs; ptxas must then keep to 128 registers a thread, which
   // the tile allows when its accumulators, fragments and prefetched

@@ -64,7 +64,7 @@ protected:
     std::optional<int64_t> Trip = asConstInt(N.Extent);
     bool InnerLoop = false;
     bool Barrier = holdsBarrierOrLoop(Body, InnerLoop);
-    if (Trip && *Trip > 1 && *Trip <= Limit && !Barrier &&
+    if (Trip && *Trip > 1 && *Trip <= Limit && !Barrier && N.Unroll != 1 &&
         *Trip * unrolledSize(Body, 4096) <= 4096) {
       ++Full;
       return forLoop(N.Var, N.Min, N.Extent, ForKind::Unrolled, Body, N.SrcLine);

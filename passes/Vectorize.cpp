@@ -31,10 +31,7 @@ namespace {
 
 class Vectorizer : public IRMutator {
 public:
-  explicit Vectorizer(const Func &F) {
-    for (const Buffer &B : F.Params)
-      Buffers[B.Name] = &B;
-  }
+  explicit Vectorizer(const Func &F) : F(F) {}
   unsigned Done = 0;
 
 protected:
@@ -78,7 +75,15 @@ protected:
 
 private:
   llvm::StringMap<Expr> Lets;
-  llvm::StringMap<const Buffer *> Buffers;
+  const Func &F;
+  llvm::StringMap<const Buffer *> Buffers; ///< allocated inside the nest
+
+  /// Allocated in the nest, else a parameter or a temporary of F.
+  const Buffer *buffer(const std::string &Name) const {
+    if (const Buffer *B = Buffers.lookup(Name))
+      return B;
+    return findTensor(F, Name);
+  }
   std::vector<Expr> Facts; ///< conditions that hold here
 
   void addConjuncts(const Expr &C) {
@@ -148,7 +153,7 @@ private:
   /// and rows a multiple of W long.
   bool sideOk(const std::string &Name, const std::vector<Expr> &Idx, const ForNode &L,
               int64_t W) {
-    const Buffer *B = Buffers.lookup(Name);
+    const Buffer *B = buffer(Name);
     if (!B || Idx.empty())
       return false;
     // The last index is v, base + v or v + base, base free of v.
@@ -206,7 +211,7 @@ private:
 
   bool accessOk(const StoreNode &St, const ForNode &L, int64_t W) {
     const auto &Ld = static_cast<const LoadNode &>(*St.Value);
-    const Buffer *D = Buffers.lookup(St.Buffer), *S = Buffers.lookup(Ld.Buffer);
+    const Buffer *D = buffer(St.Buffer), *S = buffer(Ld.Buffer);
     // Something to gain: at least one side in memory.
     if (!D || !S || (D->Scope == MemScope::Register && S->Scope == MemScope::Register))
       return false;

@@ -15,9 +15,9 @@
 //   / uint2 holding halves) access: a quarter (an eighth) of the load
 //   instructions of the scalar loop, and for a warp reading contiguous
 //   16-byte chunks no bank conflict.
-//   A global side is wide only inside `if ... && aligned(X[0, 0], W * E) &&
-//   R % W == 0 ...` (map-elementwise writes such a test in front of its
-//   wide path): the test proves the tensor's first element aligned, its
+//   A global side (a parameter or a temporary the launcher allocates) is
+//   wide only inside `if ... && aligned(X[0, 0], W * E) && R % W == 0 ...`
+//   (map-elementwise and tile-contraction write such tests): the test proves the tensor's first element aligned, its
 //   rows (R, the innermost extent of its shape) a multiple of W, and the
 //   base through the same facts (c = t % R with t a multiple of W). A
 //   global side not proven so is declined with a remark.

@@ -494,7 +494,8 @@ def build_example(args, nvcc, cuda_home, ex, runtime_objects):
         return f"tdslc wrote no header {h}"
     cudalib = os.path.join(cuda_home, "lib64")
     cmd = [nvcc, "-shared", "-O2", "-std=c++17", "-lineinfo", "-Xcompiler", "-fPIC",
-           f"-arch={args.arch}", "-I", args.runtime_include, "-I", bdir, cu,
+           f"-arch={args.arch}", *(["-DTDSL_ALWAYS_INDEX64"] if args.index64 else []),
+           "-I", args.runtime_include, "-I", bdir, cu,
            *runtime_objects, "-cudart", "shared", f"-Xlinker=-rpath,{cudalib}", "-o", lib]
     out = run_logged(cmd, log)
     if out.returncode != 0:
@@ -1056,6 +1057,8 @@ def main():
     ap.add_argument("--out", default=os.path.join(REPO, "build", "gpu-check"))
     ap.add_argument("--arch", default="sm_90")
     ap.add_argument("--quick", action="store_true", help="only the small shapes (1, 7, 33)")
+    ap.add_argument("--index64", action="store_true",
+                    help="build with -DTDSL_ALWAYS_INDEX64: the 64-bit-index kernels at every size")
     ap.add_argument("--sanitize", action="store_true",
                     help="also rerun the quick shapes under compute-sanitizer's tools")
     ap.add_argument("--sanitize-timeout", type=int, default=240,
