@@ -24,6 +24,9 @@ const std::vector<KnobSpec> &knobSpecs() {
        "(default 4)"},
       {"prefetch", "tile-contraction", "on | off",
        "load the next k tile into registers while computing this one (default on)"},
+      {"copy_runs", "tile-contraction", "on | off",
+       "copy 4-byte operand tiles in runs of 4 along the contiguous index, one 16-byte load "
+       "where a test proves it aligned (default off: 0.9% slower at 4096^3 f32 on the H200)"},
       {"lane_cols", "tile-contraction", "1 | 2 | 4 | 8 | 16 | 32",
        "columns of the thread grid a warp spans: its lanes form a (32 / N) x N patch "
        "(default 8)"},
@@ -204,6 +207,8 @@ ContractionSchedule contractionSchedule(const Func &F, int64_t ElemBytes,
     if (!*P)
       S.Stages = 1;
   }
+  if (std::optional<bool> C = R.onOff("copy_runs"))
+    S.CopyRuns = *C;
   int64_t LaneCols;
   if (const Knob *LK = R.ints("lane_cols", 1, 1, 32, &LaneCols)) {
     if (!isPowerOf2(LaneCols))

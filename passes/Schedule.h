@@ -70,6 +70,12 @@ struct ContractionSchedule {
   /// second block): 4096^3 f32 went from 0.81x cuBLAS (neither) to 0.87x
   /// on the H200, 8192^3 from 0.81x to 0.88x (bench/RESULTS.md).
   bool Prefetch = true;
+  /// Copy 4-byte operand tiles in runs of 4 along the contiguous index
+  /// (one 16-byte global load each where a test proves it aligned). Off
+  /// by default: on the H200 the 4096^3 f32 GEMM ran 0.9% slower with it
+  /// (3.12 against 3.09 ms, the same ablation run) and 8192^3 the same
+  /// (bench/RESULTS.md); fewer load instructions did not pay there.
+  bool CopyRuns = false;
   /// Shared-memory buffers per operand: 2 needs Prefetch; pinning
   /// prefetch = off alone gives 1.
   int64_t Stages = 2;

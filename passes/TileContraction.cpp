@@ -254,7 +254,7 @@ void Tiler::chooseRun(Operand &O) const {
   const Buffer *B = findTensor(F, N.Buffer);
   O.Run = 1;
   O.WideCond = nullptr;
-  if (!B || B->Type != N.Type || dtypeBytes(N.Type) != 4 || asConstInt(Fast->Min) != 0 ||
+  if (!S.CopyRuns || !B || B->Type != N.Type || dtypeBytes(N.Type) != 4 || asConstInt(Fast->Min) != 0 ||
       !contiguousIn(N.Indices, Fast->Var))
     return;
   // Whole runs in each line of the tile, and whole rounds of runs (no

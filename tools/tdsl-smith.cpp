@@ -159,7 +159,7 @@ std::vector<std::pair<std::string, std::string>> reductionKnobs(Rng &R) {
 /// A consistent contraction schedule: block tiles that are thread tiles
 /// times a thread grid of at most 1024 threads (non-divisors of the
 /// program's sizes included: the sizes are 1, primes and tile +- 1), with
-/// k steps, vector widths, prefetching and warp layouts.
+/// k steps, vector widths, prefetching, copy runs and warp layouts.
 std::vector<std::pair<std::string, std::string>> contractionKnobs(Rng &R) {
   static const int Thread[] = {1, 2, 4, 8};
   static const int Grid[] = {1, 2, 4, 8, 16};
@@ -176,6 +176,8 @@ std::vector<std::pair<std::string, std::string>> contractionKnobs(Rng &R) {
     Out.push_back({"stages", pick(R, {"1", "2"})});
   if (R() % 2)
     Out.push_back({"lane_cols", pick(R, {"1", "2", "4", "8", "32"})});
+  if (R() % 2)
+    Out.push_back({"copy_runs", "on"});
   return Out;
 }
 

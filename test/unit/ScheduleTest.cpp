@@ -72,6 +72,9 @@ TEST(Schedule, DefaultsAreAValidLaunch) {
   ir::Func NoPrefetch = withKnobs({"prefetch=off"});
   EXPECT_TRUE(checkSchedule(NoPrefetch, 48 * 1024).empty());
   EXPECT_EQ(contractionSchedule(NoPrefetch).Stages, 1);
+  // Copy runs are off unless asked for (measured slower on the H200).
+  EXPECT_FALSE(S.CopyRuns);
+  EXPECT_TRUE(contractionSchedule(withKnobs({"copy_runs=on"})).CopyRuns);
 }
 
 /// The message checkSchedule gives for Key, or "" when it accepts F.
@@ -118,6 +121,7 @@ TEST(Schedule, ImpossibleCombinationsAreProblems) {
   EXPECT_NE(problemFor(withKnobs({"reduce_threads=100"}), "reduce_threads"), "");
   EXPECT_NE(problemFor(withKnobs({"reduce_threads=2048"}), "reduce_threads"), "");
   EXPECT_NE(problemFor(withKnobs({"prefetch=maybe"}), "prefetch"), "");
+  EXPECT_NE(problemFor(withKnobs({"copy_runs=4"}), "copy_runs"), "");
   EXPECT_NE(problemFor(withKnobs({"block_tile=[1,2,3]"}), "block_tile"), "");
   EXPECT_NE(problemFor(withKnobs({"tile=4"}), "tile").find("unknown key"), std::string::npos);
   EXPECT_EQ(problemFor(withKnobs({"padding=auto", "padding=3"}), "padding"), "");
