@@ -55,7 +55,7 @@ public:
     Items = PinnedItems.value_or(4);
     Stmt Wide = widePath(Run, St, Line);
     // Each block covers Threads * Items runs of W elements on the wide path
-    // and as many single elements, in rounds of W, on the scalar one.
+    // and as many single elements, in rounds of 4, on the scalar one.
     int64_t PerThread = Wide ? Items * Width : Items;
     Stmt Scalar = scalarPath(Run, St, PerThread, Wide ? 4 : Items, Line);
     std::string What =
@@ -140,9 +140,9 @@ private:
   /// 4-byte tensor read contiguously along it is copied into registers a
   /// run at a time (vectorize makes the copy one access of up to 16 bytes),
   /// the values are computed from the registers, and a contiguous output is
-  /// written a run at a time. Null when no access would be wide. Sets WideCond: the
-  /// innermost extent and the rows of the wide tensors are multiples of
-  /// Width, and their first elements aligned to a run.
+  /// written a run at a time. Null when no access would be wide. Sets
+  /// WideCond: the innermost extent and the rows of the wide tensors are
+  /// multiples of Width, and their first elements aligned to a run.
   Stmt widePath(const LoopRun &Run, const StoreNode &St, unsigned Line) {
     const ForNode &In = *Run.Loops.back();
     auto Stageable = [](DType T) { return dtypeBytes(T) == 4 || dtypeBytes(T) == 2; };
@@ -230,8 +230,9 @@ private:
       Tensor(St.Buffer);
     if (!Possible) {
       remark("map-elementwise", Line,
-             "a tensor read or written along '" + In.Var + "' has rows that are not whole runs of " +
-                 std::to_string(Width) + "; one element at a time");
+             "a tensor read or written along '" + In.Var +
+                 "' has rows that are not whole runs of " + std::to_string(Width) +
+                 "; one element at a time");
       return nullptr;
     }
     WideCond = Conds.front();
@@ -267,8 +268,9 @@ private:
       OutIdx.push_back(substitute(I, In.Var, C));
     Stmt Write = forLoop(V, intImm(0), intImm(Width), ForKind::Serial,
                          store(St.Buffer, OutIdx, load(VT, Val, {var(U), var(V)}), Line), Line);
-    Stmt Body = block({round(Run, Items * Width, Width, nullptr, Items, block(std::move(Copies)), Line),
-                       round(Run, Items * Width, Width, nullptr, Items, Write, Line)});
+    int64_t PerThread = Items * Width;
+    Stmt Body = block({round(Run, PerThread, Width, nullptr, Items, block(std::move(Copies)), Line),
+                       round(Run, PerThread, Width, nullptr, Items, Write, Line)});
     Body = allocate(tempBuffer(Val, VT, {intImm(Items), intImm(Width)}, MemScope::Register), Body,
                     Line);
     for (auto It = Regs.rbegin(); It != Regs.rend(); ++It)

@@ -243,8 +243,10 @@ CopyCoords copyCoords(const ContractionSchedule &S, const Operand &O, const std:
   return R;
 }
 
-/// Runs of 4 floats for a 4-byte operand read along its fast index from a
-/// row-major tensor, when the tile's lines hold whole runs. Not for f16
+/// With copy_runs = on, runs of 4 elements for a 4-byte operand read along
+/// its fast index from a row-major tensor, when the tile's lines hold
+/// whole runs. Off by default: the 4096^3 f32 GEMM ran 0.9% slower with
+/// them (bench/RESULTS.md). Not for f16
 /// and bf16: runs of 8 halves made the 4096^3 f16 GEMM 3-4% slower on the
 /// H200 (bench/RESULTS.md), the halves unpacked from the 16-byte load and
 /// stored to shared memory one by one.
@@ -254,8 +256,8 @@ void Tiler::chooseRun(Operand &O) const {
   const Buffer *B = findTensor(F, N.Buffer);
   O.Run = 1;
   O.WideCond = nullptr;
-  if (!S.CopyRuns || !B || B->Type != N.Type || dtypeBytes(N.Type) != 4 || asConstInt(Fast->Min) != 0 ||
-      !contiguousIn(N.Indices, Fast->Var))
+  if (!S.CopyRuns || !B || B->Type != N.Type || dtypeBytes(N.Type) != 4 ||
+      asConstInt(Fast->Min) != 0 || !contiguousIn(N.Indices, Fast->Var))
     return;
   // Whole runs in each line of the tile, and whole rounds of runs (no
   // thread idle while others copy).
@@ -281,8 +283,10 @@ Stmt Tiler::copyTile(const Operand &O, Expr KBase, bool ToRegs, unsigned Line) {
     std::string C = Names.fresh("c"), KK = Names.fresh("kk"), X = Names.fresh("x");
     std::string V = O.Run > 1 ? Names.fresh("e") : "";
     CopyCoords CC = copyCoords(S, O, TX, C);
-    // Element v of the run: base + v, the form vectorize recognizes.
-    auto Along = [&](Expr Base, bool Fast) { return O.Run > 1 && Fast ? add(Base, var(V)) : Base; };
+    // Element e of the run: base + e, the form vectorize recognizes.
+    auto Along = [&](Expr Base, bool Fast) {
+      return O.Run > 1 && Fast ? add(Base, var(V)) : Base;
+    };
     Expr GX = Along(add(blockOffset(O.RowSide), var(X)), !O.KFastest);
     Expr GK = Along(fromMin(KBase, var(KK)), O.KFastest);
     Expr Value = substitute(O.Load, XLoop->Var, fromMin(XLoop->Min, GX));

@@ -17,10 +17,11 @@
 //   16-byte chunks no bank conflict.
 //   A global side (a parameter or a temporary the launcher allocates) is
 //   wide only inside `if ... && aligned(X[0, 0], W * E) && R % W == 0 ...`
-//   (map-elementwise and tile-contraction write such tests): the test proves the tensor's first element aligned, its
-//   rows (R, the innermost extent of its shape) a multiple of W, and the
-//   base through the same facts (c = t % R with t a multiple of W). A
-//   global side not proven so is declined with a remark.
+//   (map-elementwise and tile-contraction write such tests): the test
+//   proves the tensor's first element aligned, its rows (R, the innermost
+//   extent of its shape) a multiple of W, and the base through the same
+//   facts (c = t - r * R with t a multiple of W). A global side not proven
+//   so is declined with a remark.
 // Why here: after every pass that creates loops and before pad-shared,
 //   which must keep the vectorized rows aligned, and unroll, which would
 //   otherwise turn the loop into `unroll`.
