@@ -82,13 +82,13 @@ struct BufferRef {
   bool ByValue = false; ///< a rank-0 input: a kernel parameter by value
 };
 
-/// Writes IR expressions as C++. In kernels i64 is the template parameter
-/// Index; in launchers it is int64_t.
 /// The kernel parameter that carries aligned(Buffer[0], Bytes).
 std::string alignmentParam(const std::string &Buffer, int64_t Bytes) {
   return "tdsl_aligned" + std::to_string(Bytes) + "_" + cName(Buffer);
 }
 
+/// Writes IR expressions as C++. In kernels i64 is the template parameter
+/// Index; in launchers it is int64_t.
 class ExprWriter {
 public:
   ExprWriter(const llvm::StringSet<> &Sizes, bool Host) : Sizes(Sizes), Host(Host) {}

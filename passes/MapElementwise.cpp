@@ -119,8 +119,10 @@ private:
   /// The thread's PerThread elements one at a time, in rounds of Count:
   /// each round loads and computes its Count values before it stores them.
   /// The rounds stay a rolled loop, so the unrolled code holds 2 * Count
-  /// index computations rather than 2 * PerThread: each holds a division,
-  /// and registers live across a 64-bit one (a subroutine call) spill.
+  /// elements rather than 2 * PerThread: a value may hold a subroutine call
+  /// (an f32 division's slow path), and with all 16 unrolled the registers
+  /// live across those calls spilled in softmax's and layernorm's stages
+  /// (8-16 bytes, test/backend/no-spills).
   Stmt scalarPath(const LoopRun &Run, const StoreNode &St, int64_t PerThread, int64_t Count,
                   unsigned Line) {
     DType VT = St.Value->Type;

@@ -28,8 +28,9 @@
 //   every such tensor, which is what proves the accesses aligned; the else
 //   branch covers the same W * U * T elements per block one at a time, in
 //   a rolled loop of W U / 4 rounds of 4 (tensors that start mid-
-//   allocation, odd row lengths): fully unrolled, its 2 W U index
-//   divisions made ptxas spill registers. On the H200 the wide path
+//   allocation, odd row lengths): fully unrolled, the registers live
+//   across the subroutine calls in its values (an f32 division's slow
+//   path) spilled. On the H200 the wide path
 //   moves 16384^2 f32 at the copy kernel's rate, where one element per
 //   access ran at 0.78 of it (bench/RESULTS.md).
 //   Without such a tensor (f64, i8, strided accesses only) or with a

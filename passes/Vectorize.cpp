@@ -97,10 +97,11 @@ private:
 
   /// A fact says E % K == 0 for a multiple K of W.
   bool knownMultiple(const Expr &E, int64_t W) const {
-    for (const Expr &F : Facts) {
-      if (F->Kind != ExprKind::Binary || static_cast<const BinaryNode &>(*F).Op != BinaryOp::Eq)
+    for (const Expr &Fact : Facts) {
+      if (Fact->Kind != ExprKind::Binary ||
+          static_cast<const BinaryNode &>(*Fact).Op != BinaryOp::Eq)
         continue;
-      const auto &Eq = static_cast<const BinaryNode &>(*F);
+      const auto &Eq = static_cast<const BinaryNode &>(*Fact);
       if (asConstInt(Eq.B) != 0 || Eq.A->Kind != ExprKind::Binary)
         continue;
       const auto &M = static_cast<const BinaryNode &>(*Eq.A);
@@ -112,10 +113,11 @@ private:
   }
   /// A fact says the first element of global Name is aligned to Bytes.
   bool knownAligned(const std::string &Name, int64_t Bytes) const {
-    for (const Expr &F : Facts) {
-      if (F->Kind != ExprKind::Call || static_cast<const CallNode &>(*F).Fn != Intrinsic::Aligned)
+    for (const Expr &Fact : Facts) {
+      if (Fact->Kind != ExprKind::Call ||
+          static_cast<const CallNode &>(*Fact).Fn != Intrinsic::Aligned)
         continue;
-      const auto &C = static_cast<const CallNode &>(*F);
+      const auto &C = static_cast<const CallNode &>(*Fact);
       std::optional<int64_t> N = asConstInt(C.Args[1]);
       if (static_cast<const LoadNode &>(*C.Args[0]).Buffer == Name && N && *N % Bytes == 0)
         return true;
