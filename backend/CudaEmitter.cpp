@@ -3,10 +3,9 @@
 #include "backend/ResourceCheck.h"
 
 #include "backend/Signature.h"
+#include "ir/Match.h"
 #include "ir/Printer.h"
-#include "passes/Simplify.h"
-#include "passes/Schedule.h"
-#include "passes/Vectorize.h"
+#include "ir/Simplify.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -898,7 +897,11 @@ void FuncEmitter::emitKernels() {
     // blocks per SM (a knob: register tiles trade occupancy for reuse). It
     // is the Func's, so a launch of more threads than that many blocks can
     // hold (2048 per SM) asks only for the blocks that fit.
-    int64_t MinBlocks = std::min<int64_t>(knobInt(F, "min_blocks", 0), 2048 / std::max<int64_t>(Threads, 1));
+    // (checkSchedule has made sure the knob, if any, is one integer.)
+    const Knob *MinBlocksKnob = findKnob(F.Schedule, "min_blocks");
+    int64_t MinBlocks = std::min<int64_t>(
+        MinBlocksKnob && MinBlocksKnob->Ints.size() == 1 ? MinBlocksKnob->Ints[0] : 0,
+        2048 / std::max<int64_t>(Threads, 1));
     OS << "__global__ void __launch_bounds__(" << Const
        << (MinBlocks > 1 ? ", " + std::to_string(MinBlocks) : std::string()) << ")\n";
     OS << kernelName(L) << "(";

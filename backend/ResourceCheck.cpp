@@ -1,7 +1,7 @@
 //===- ResourceCheck.cpp - Does each launch fit the target GPU? -----------===//
 #include "backend/ResourceCheck.h"
 #include "backend/CudaEmitter.h"
-#include "passes/Simplify.h"
+#include "ir/Simplify.h"
 
 #include <functional>
 

@@ -188,12 +188,6 @@ std::vector<Stmt> flattenBlocks(const Stmt &S) {
   return Out;
 }
 
-Stmt stripBlocks(Stmt S) {
-  while (S->Kind == StmtKind::Block && static_cast<const BlockNode &>(*S).Stmts.size() == 1)
-    S = static_cast<const BlockNode &>(*S).Stmts.front();
-  return S;
-}
-
 LoopRun outerSerialLoops(const Stmt &S) {
   LoopRun R;
   std::vector<std::string> Vars;

@@ -10,6 +10,7 @@
 #define TDSL_PASSES_PASSUTILS_H
 
 #include "ir/IR.h"
+#include "ir/Match.h"
 
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/Twine.h"
@@ -63,8 +64,7 @@ bool testsAlignment(const ir::Stmt &S);
 /// The statements of S with nested blocks spliced in.
 std::vector<ir::Stmt> flattenBlocks(const ir::Stmt &S);
 
-/// S with the outermost one-statement blocks removed.
-ir::Stmt stripBlocks(ir::Stmt S);
+using ir::stripBlocks; // ir/Match.h
 
 /// The perfect run of serial loops at the top of S whose bounds use no
 /// variable of the run (rectangular), and the statement inside them.

@@ -1,5 +1,6 @@
 //===- Schedule.cpp - Schedule knobs: the keys, their checks ---------------===//
 #include "passes/Schedule.h"
+#include "ir/Match.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
@@ -66,12 +67,7 @@ const std::vector<KnobSpec> &knobSpecs() {
   return Specs;
 }
 
-const Knob *findKnob(const Func &F, llvm::StringRef Key) {
-  for (auto It = F.Schedule.rbegin(); It != F.Schedule.rend(); ++It)
-    if (It->Key == Key)
-      return &*It;
-  return nullptr;
-}
+const Knob *findKnob(const Func &F, llvm::StringRef Key) { return findKnob(F.Schedule, Key); }
 
 std::optional<Knob> parseKnob(llvm::StringRef Text, std::string &Error) {
   auto [Key, Value] = Text.split('=');

@@ -22,7 +22,8 @@
 //   Nodes that do not change keep their pointers.
 // Why here: last in the pipeline, so every lowering pass may emit naive
 //   index math (tile * 0 + i, extent-1 loops) and rely on it being cleaned
-//   up before the backend; other passes call simplifyExpr() directly.
+//   up before the backend; other passes and the backend call ir::simplifyExpr()
+//   (ir/Simplify.h) directly.
 //
 //   for i in 0..1 serial {                 A[j + 3] = 6
 //     A[j + 1 + 2 + i] = 2 * 3      ->     B[0] = x[] + 0.0
@@ -37,17 +38,14 @@
 #ifndef TDSL_PASSES_SIMPLIFY_H
 #define TDSL_PASSES_SIMPLIFY_H
 
-#include "ir/IR.h"
+#include "ir/Simplify.h"
 
 namespace tdsl {
 /// Folds constants and simplifies index arithmetic in F (parameter shapes
-/// and body).
+/// and body): ir::simplifyFunc as a pass.
 void simplify(ir::Func &F);
-/// The same on one expression (used by other passes); returns E itself
-/// when nothing simplifies.
-ir::Expr simplifyExpr(const ir::Expr &E);
-/// The same on one statement; returns S itself when nothing simplifies.
-ir::Stmt simplifyStmt(const ir::Stmt &S);
+using ir::simplifyExpr;
+using ir::simplifyStmt;
 } // namespace tdsl
 
 #endif // TDSL_PASSES_SIMPLIFY_H

@@ -11,22 +11,6 @@ namespace tdsl {
 
 using namespace ir;
 
-const StoreNode *vectorCopy(const ForNode &N, int64_t &Width) {
-  std::optional<int64_t> W = asConstInt(N.Extent);
-  Stmt Body = stripBlocks(N.Body);
-  if (!W || asConstInt(N.Min) != 0 || Body->Kind != StmtKind::Store)
-    return nullptr;
-  const auto *St = static_cast<const StoreNode *>(Body.get());
-  if (St->Value->Kind != ExprKind::Load)
-    return nullptr;
-  // 8 or 16 bytes: 2 or 4 elements of 4 bytes, 4 or 8 of 2 bytes.
-  int64_t EB = dtypeBytes(St->Value->Type);
-  if ((EB != 4 && EB != 2) || (*W * EB != 8 && *W * EB != 16))
-    return nullptr;
-  Width = *W;
-  return St;
-}
-
 namespace {
 
 class Vectorizer : public IRMutator {

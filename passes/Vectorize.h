@@ -32,18 +32,16 @@
 #ifndef TDSL_PASSES_VECTORIZE_H
 #define TDSL_PASSES_VECTORIZE_H
 
-#include "ir/IR.h"
+#include "ir/Match.h"
 
 namespace tdsl {
 
 /// Marks F's provably aligned short copy loops `vectorize`.
 void vectorize(ir::Func &F);
 
-/// The copy of a loop the backend can emit as one wide access: its body
-/// is one store of a load, of 8 or 16 bytes in all (4-byte elements,
-/// extent 2 or 4; 2-byte elements, extent 4 or 8; the extent in Width),
-/// min 0. Null otherwise.
-const ir::StoreNode *vectorCopy(const ir::ForNode &N, int64_t &Width);
+/// The loops it marks are those ir::vectorCopy (ir/Match.h) matches, the
+/// matcher the backend emits them by.
+using ir::vectorCopy;
 
 } // namespace tdsl
 

@@ -5,7 +5,7 @@
 //   tdsl-smith --reproduce FILE           re-run a written failure (or any
 //                                         .tdsl with a tdsl-smith-options line)
 //
-// Each program (tools/Smith.h) is checked in-process, in a forked child so
+// Each program (driver/Smith.h) is checked in-process, in a forked child so
 // that a crash or a hang is a finding rather than the end of the run, with
 // the check library (tdslc --check): every stage of the pipeline in the
 // interpreter against the reference evaluator within the tolerance model,
@@ -20,8 +20,8 @@
 #include "frontend/Frontend.h"
 #include "ir/Diagnostics.h"
 #include "passes/Pass.h"
-#include "tools/Check.h"
-#include "tools/Smith.h"
+#include "driver/Check.h"
+#include "driver/Smith.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"

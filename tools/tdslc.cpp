@@ -24,9 +24,9 @@
 #include "passes/Pass.h"
 #include "passes/PassUtils.h"
 #include "passes/Schedule.h"
-#include "tools/Check.h"
-#include "tools/Report.h"
-#include "tools/Toolchain.h"
+#include "driver/Check.h"
+#include "driver/Report.h"
+#include "driver/Toolchain.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/CommandLine.h"

@@ -100,7 +100,7 @@ def index_string(shape, flat):
 
 
 def compare(name, shape, dtype, ref, out, tol):
-    """tdslc --check's rule (tools/Check.cpp, compare): float outputs match
+    """tdslc --check's rule (driver/Check.cpp, compare): float outputs match
     when |out - ref| <= tol * (|ref| + mean |ref|); NaN only matches NaN, an
     infinity only itself; integers are exact. Returns (max_err, mismatch or
     None)."""

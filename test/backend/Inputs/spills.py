@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Fails when a kernel spills: reads `tdslc --emit=report`, whose ptxas lines
-come from tools/Toolchain.h's parser of `ptxas -v`.
+come from driver/Toolchain.h's parser of `ptxas -v`.
 
   spills.py examples TDSLC EXAMPLES ARCH...   every example, every arch
   spills.py report FILE...                    reports already written

@@ -1,5 +1,5 @@
 //===- Smith.cpp - Random valid .tdsl programs for tdsl-smith -------------===//
-#include "tools/Smith.h"
+#include "driver/Smith.h"
 
 #include "llvm/ADT/StringExtras.h"
 

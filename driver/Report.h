@@ -10,12 +10,12 @@
 // Tests: test/driver/report.test
 //
 //===----------------------------------------------------------------------===//
-#ifndef TDSL_TOOLS_REPORT_H
-#define TDSL_TOOLS_REPORT_H
+#ifndef TDSL_DRIVER_REPORT_H
+#define TDSL_DRIVER_REPORT_H
 
 #include "frontend/AST.h"
 #include "ir/IR.h"
-#include "tools/Toolchain.h"
+#include "driver/Toolchain.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -37,4 +37,4 @@ void printReport(const ast::Module &AST, const ir::Module &IR, const ReportOptio
 
 } // namespace tdsl
 
-#endif // TDSL_TOOLS_REPORT_H
+#endif // TDSL_DRIVER_REPORT_H

@@ -1,5 +1,5 @@
 //===- Toolchain.cpp - nvcc, tdslc's include folder, ptxas -v, depfiles ---===//
-#include "tools/Toolchain.h"
+#include "driver/Toolchain.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"

@@ -1,5 +1,5 @@
 //===- Report.cpp - tdslc --emit=report -----------------------------------===//
-#include "tools/Report.h"
+#include "driver/Report.h"
 
 #include "ir/Printer.h"
 

@@ -1,5 +1,5 @@
 //===- Check.cpp - tdslc --check: every kernel, every stage, vs the reference -===//
-#include "tools/Check.h"
+#include "driver/Check.h"
 
 #include "frontend/Lower.h"
 #include "frontend/Reference.h"

@@ -11,8 +11,8 @@
 // files for the GPU suite (test/gpu/gpu_check.py).
 //
 //===----------------------------------------------------------------------===//
-#ifndef TDSL_TOOLS_CHECK_H
-#define TDSL_TOOLS_CHECK_H
+#ifndef TDSL_DRIVER_CHECK_H
+#define TDSL_DRIVER_CHECK_H
 
 #include "frontend/AST.h"
 #include "ir/IR.h"
@@ -69,4 +69,4 @@ double dtypeTolerance(DType T);
 
 } // namespace tdsl
 
-#endif // TDSL_TOOLS_CHECK_H
+#endif // TDSL_DRIVER_CHECK_H

@@ -17,8 +17,8 @@
 // the pipeline bit-identical whatever order a pass sums in.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TDSL_TOOLS_SMITH_H
-#define TDSL_TOOLS_SMITH_H
+#ifndef TDSL_DRIVER_SMITH_H
+#define TDSL_DRIVER_SMITH_H
 
 #include "ir/DType.h"
 
@@ -91,4 +91,4 @@ std::vector<Program> shrinkCandidates(const Program &P);
 
 } // namespace tdsl::smith
 
-#endif // TDSL_TOOLS_SMITH_H
+#endif // TDSL_DRIVER_SMITH_H

@@ -5,8 +5,8 @@
 // the driver so that its pieces are unit-tested on their own.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TDSL_TOOLS_TOOLCHAIN_H
-#define TDSL_TOOLS_TOOLCHAIN_H
+#ifndef TDSL_DRIVER_TOOLCHAIN_H
+#define TDSL_DRIVER_TOOLCHAIN_H
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -61,4 +61,4 @@ std::string writeDepfile(llvm::StringRef Path, llvm::StringRef Target,
 
 } // namespace tdsl
 
-#endif // TDSL_TOOLS_TOOLCHAIN_H
+#endif // TDSL_DRIVER_TOOLCHAIN_H
