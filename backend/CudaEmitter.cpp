@@ -3,6 +3,7 @@
 #include "backend/ResourceCheck.h"
 
 #include "backend/Signature.h"
+#include "ir/Launch.h"
 #include "ir/Match.h"
 #include "ir/Printer.h"
 #include "ir/Simplify.h"
@@ -10,6 +11,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/Format.h"
 
 #include <cmath>
@@ -75,6 +77,37 @@ std::string decimal(double V, bool IsFloat) {
   return S;
 }
 
+/// How the kernel declares a buffer of its own: a one-element register
+/// buffer is a scalar, anything else a flat array indexed row-major. Shared
+/// tiles stay flat, their declaration spelling the shape (shapeProduct):
+/// as C arrays of their shape each subscript is widened to 64 bits on its
+/// own, and the extra address registers made the 32-bit-index i8 GEMM
+/// spill under its two-blocks-per-SM register bound (ptxas -v).
+enum class Layout { Scalar, Flat };
+
+Layout layoutOf(const Buffer &B) {
+  if (B.Scope == MemScope::Global)
+    return Layout::Flat;
+  int64_t Elems = 1;
+  for (const Expr &D : B.Shape) {
+    std::optional<int64_t> E = asConstInt(simplifyExpr(D));
+    if (!E)
+      return Layout::Flat;
+    Elems *= *E;
+  }
+  return B.Scope == MemScope::Register && Elems == 1 ? Layout::Scalar : Layout::Flat;
+}
+
+/// "2 * 16 * 132": the storage extents (shape plus padding) of a buffer of
+/// constant shape, for the reader of its declaration.
+std::string shapeProduct(const Buffer &B) {
+  std::string S;
+  for (unsigned D = 0; D < B.rank(); ++D)
+    S += (D ? " * " : "") + std::to_string(asConstInt(simplifyExpr(B.Shape[D])).value_or(1) +
+                                            (D < B.Padding.size() ? B.Padding[D] : 0));
+  return S.empty() ? "1" : S;
+}
+
 /// How a buffer is reached from kernel code.
 struct BufferRef {
   const Buffer *Buf = nullptr;
@@ -101,6 +134,15 @@ public:
   }
 
   std::string str(const Expr &E, int MaxPrec = CondPrec) { return within(text(E), MaxPrec); }
+
+  /// The element of B at Indices, as the kernel declares B (declaration()).
+  std::string element(const Buffer &B, const std::vector<Expr> &Indices) {
+    switch (layoutOf(B)) {
+    case Layout::Scalar: return cName(B.Name);
+    case Layout::Flat: break;
+    }
+    return cName(B.Name) + "[" + offset(B, Indices) + "]";
+  }
 
   /// The row-major offset of Indices in B's storage.
   std::string offset(const Buffer &B, const std::vector<Expr> &Indices) {
@@ -242,7 +284,7 @@ Text ExprWriter::text(const Expr &E) {
     const BufferRef &R = Buffers.lookup(N.Buffer);
     if (!R.Buf || R.ByValue)
       return primary(cName(N.Buffer));
-    return primary(cName(N.Buffer) + "[" + offset(*R.Buf, N.Indices) + "]");
+    return primary(element(*R.Buf, N.Indices));
   }
   case ExprKind::Unary: {
     const auto &N = static_cast<const UnaryNode &>(*E);
@@ -388,76 +430,58 @@ Text ExprWriter::callIntrinsic(const CallNode &N) {
 // Launches
 //===----------------------------------------------------------------------===//
 
-/// Collects buffer and variable names an IR tree touches.
-class UseCollector : public IRVisitor {
-public:
-  std::vector<std::string> Buffers; ///< in first-use order
-  llvm::StringSet<> Stored, Vars, LocalBuffers;
-  std::vector<const ForNode *> BlockLoops;
-  int64_t BlockDim[3] = {1, 1, 1};
-  std::vector<const AllocateNode *> SharedAllocs;
-  /// aligned(X[0], N) tests, each once: the launcher computes them.
-  std::vector<std::pair<std::string, int64_t>> AlignmentTests;
-
-protected:
-  void visitCall(const CallNode &N) override {
-    if (N.Fn == Intrinsic::Aligned) {
-      std::pair<std::string, int64_t> T = {static_cast<const LoadNode &>(*N.Args[0]).Buffer,
-                                           asConstInt(N.Args[1]).value_or(1)};
-      if (!llvm::is_contained(AlignmentTests, T))
-        AlignmentTests.push_back(T);
+/// gemm_bias_relu -> GemmBiasRelu (for the names of constants).
+std::string camelCase(llvm::StringRef Name) {
+  std::string S;
+  bool Up = true;
+  for (char C : Name) {
+    if (C == '_') {
+      Up = true;
+      continue;
     }
-    IRVisitor::visitCall(N);
+    S += Up ? static_cast<char>(std::toupper(static_cast<unsigned char>(C))) : C;
+    Up = false;
   }
-  void use(const std::string &B) {
-    if (!llvm::is_contained(Buffers, B))
-      Buffers.push_back(B);
-  }
-  void visitVar(const VarNode &N) override { Vars.insert(N.Name); }
-  void visitLoad(const LoadNode &N) override {
-    use(N.Buffer);
-    IRVisitor::visitLoad(N);
-  }
-  void visitStore(const StoreNode &N) override {
-    use(N.Buffer);
-    Stored.insert(N.Buffer);
-    IRVisitor::visitStore(N);
-  }
-  void visitAsyncCopy(const AsyncCopyNode &N) override {
-    use(N.Src);
-    use(N.Dst);
-    Stored.insert(N.Dst);
-    IRVisitor::visitAsyncCopy(N);
-  }
-  void visitAllocate(const AllocateNode &N) override {
-    LocalBuffers.insert(N.Buf.Name);
-    if (N.Buf.Scope == MemScope::Shared)
-      SharedAllocs.push_back(&N);
-    IRVisitor::visitAllocate(N);
-  }
-  void visitFor(const ForNode &N) override {
-    if (isBlockLoop(N.Loop))
-      BlockLoops.push_back(&N);
-    int64_t Ext = asConstInt(N.Extent).value_or(1);
-    switch (N.Loop) {
-    case ForKind::ThreadX:
-    case ForKind::Lane: BlockDim[0] = std::max(BlockDim[0], Ext); break;
-    case ForKind::Warp: BlockDim[0] = std::max(BlockDim[0], Ext * 32); break;
-    case ForKind::ThreadY: BlockDim[1] = std::max(BlockDim[1], Ext); break;
-    case ForKind::ThreadZ: BlockDim[2] = std::max(BlockDim[2], Ext); break;
-    default: break;
-    }
-    IRVisitor::visitFor(N);
-  }
-};
+  return S;
+}
 
+/// The variables E reads.
+std::vector<std::string> varsOf(const Expr &E) {
+  struct Collector : IRVisitor {
+    std::vector<std::string> Names;
+    void visitVar(const VarNode &N) override {
+      if (!llvm::is_contained(Names, N.Name))
+        Names.push_back(N.Name);
+    }
+  } C;
+  C.visit(E);
+  return std::move(C.Names);
+}
+
+/// A statement in S that the kernel writer has no CUDA for ("'call mma'",
+/// a launch inside a launch), or "" when there is none.
+std::string unsupportedStatement(const Stmt &S) {
+  struct Finder : IRVisitor {
+    std::string Found;
+    void visitCallStmt(const CallStmtNode &N) override {
+      if (Found.empty())
+        Found = "'call " + N.Name + "'";
+    }
+    void visitLaunch(const LaunchNode &N) override {
+      if (Found.empty())
+        Found = "launch '" + N.Name + "'";
+    }
+  } F;
+  F.visit(S);
+  return F.Found;
+}
+
+/// One launch and what the kernel for it needs (ir/Launch.h's analysis).
 struct Launch {
-  Stmt Body;
+  const LaunchNode *Node = nullptr;
   unsigned Index = 0;
-  UseCollector Uses;
+  LaunchShape Shape;
   std::vector<const Buffer *> Globals; ///< the global buffers it touches, in order
-  Expr Grid[3];
-  int64_t SharedBytes = 0;
   bool DynamicShared = false;
   std::map<const AllocateNode *, int64_t> SharedOffsets;
 };
@@ -512,10 +536,11 @@ private:
 
   std::string walkTop(const Stmt &S);
   std::string analyzeLaunch(Launch &L);
+  /// tdsl_<func>_<launch>: stable, and says what the kernel computes.
   std::string kernelName(const Launch &L) const {
-    return "tdsl_" + F.Name + "_k" + std::to_string(L.Index);
+    return "tdsl_" + F.Name + "_" + L.Node->Name;
   }
-  std::string camelName() const;
+  std::string camelName() const { return camelCase(F.Name); }
 
   llvm::raw_ostream &line() { return OS.indent(Indent * 2); }
   void lineComment(unsigned Line);
@@ -551,8 +576,12 @@ std::string FuncEmitter::walkTop(const Stmt &S) {
       return E;
     }
   }
+  if (S->Kind != StmtKind::Launch)
+    return "'" + F.Name + "' has a statement outside any launch at the host level (" +
+           (S->Kind == StmtKind::Let ? "a let" : "only launches and global allocations are") +
+           " emitted there)";
   Launch L;
-  L.Body = S;
+  L.Node = static_cast<const LaunchNode *>(S.get());
   L.Index = Launches.size();
   Steps.push_back({HostStep::Run, nullptr, L.Index, 0, S->SrcLine});
   Launches.push_back(std::move(L));
@@ -560,56 +589,37 @@ std::string FuncEmitter::walkTop(const Stmt &S) {
 }
 
 std::string FuncEmitter::analyzeLaunch(Launch &L) {
-  L.Uses.visit(L.Body);
+  L.Shape = launchShape(*L.Node);
+  const LaunchShape &Sh = L.Shape;
+  std::string Where = "launch '" + L.Node->Name + "' of '" + F.Name + "'";
+  if (!Sh.GridProblems.empty())
+    return Where + " " + Sh.GridProblems.front();
+  if (!Sh.NonConstantThreads.empty())
+    return Where + " has a thread loop of non-constant extent ('" +
+           Sh.NonConstantThreads.front()->Var + "')";
+  if (!Sh.NonConstantShared.empty())
+    return "shared buffer '" + Sh.NonConstantShared.front() + "' has a non-constant shape";
+  if (std::string Op = unsupportedStatement(L.Node->Body); !Op.empty())
+    return Where + " holds " + Op + ", which no backend path writes yet";
   // Kernel parameters: the Func's tensors in signature order, then the
   // temporaries in allocation order.
   for (const Buffer &B : F.Params)
-    if (llvm::is_contained(L.Uses.Buffers, B.Name))
+    if (llvm::is_contained(Sh.Buffers, B.Name))
       L.Globals.push_back(&B);
   for (const Buffer *B : Temps)
-    if (llvm::is_contained(L.Uses.Buffers, B->Name) && !L.Uses.LocalBuffers.count(B->Name))
+    if (llvm::is_contained(Sh.Buffers, B->Name) && !Sh.LocalBuffers.count(B->Name))
       L.Globals.push_back(B);
-  for (const ForNode *B : L.Uses.BlockLoops) {
-    unsigned D = B->Loop == ForKind::BlockX ? 0 : B->Loop == ForKind::BlockY ? 1 : 2;
-    if (L.Grid[D])
-      return "launch " + std::to_string(L.Index) + " of '" + F.Name + "' binds " +
-             forKindName(B->Loop).str() + " twice";
-    UseCollector V;
-    V.visit(B->Extent);
-    for (const auto &Name : V.Vars)
-      if (!Sizes.count(Name.getKey()))
-        return "the grid of launch " + std::to_string(L.Index) + " of '" + F.Name +
-               "' depends on '" + Name.getKey().str() + "', not only on sizes";
-    L.Grid[D] = B->Extent;
+  for (const Expr &G : Sh.Grid) {
+    for (const std::string &Name : varsOf(G))
+      if (!Sizes.count(Name))
+        return "the grid of " + Where + " depends on '" + Name + "', not only on sizes";
   }
-  for (Expr &G : L.Grid)
-    if (!G)
-      G = intImm(1);
   // Shared tiles: static arrays up to the default 48 KiB; beyond that one
   // dynamic buffer carved at 16-byte aligned offsets (no reuse yet).
-  for (const AllocateNode *A : L.Uses.SharedAllocs) {
-    std::optional<int64_t> Bytes = sharedAllocBytes(A->Buf);
-    if (!Bytes)
-      return "shared buffer '" + A->Buf.Name + "' has a non-constant shape";
-    L.SharedOffsets[A] = L.SharedBytes;
-    L.SharedBytes += *Bytes;
-  }
-  L.DynamicShared = L.SharedBytes > DefaultSharedBytes;
+  for (size_t I = 0; I < Sh.SharedAllocs.size(); ++I)
+    L.SharedOffsets[Sh.SharedAllocs[I]] = Sh.SharedOffsets[I];
+  L.DynamicShared = Sh.SharedBytes > DefaultSharedBytes;
   return "";
-}
-
-std::string FuncEmitter::camelName() const {
-  std::string S;
-  bool Up = true;
-  for (char C : F.Name) {
-    if (C == '_') {
-      Up = true;
-      continue;
-    }
-    S += Up ? static_cast<char>(std::toupper(static_cast<unsigned char>(C))) : C;
-    Up = false;
-  }
-  return S;
 }
 
 void FuncEmitter::lineComment(unsigned Line) {
@@ -660,7 +670,7 @@ bool FuncEmitter::emitVectorCopy(const ForNode &N, ExprWriter &W) {
     std::vector<Expr> I;
     for (const Expr &X : Idx)
       I.push_back(simplifyExpr(substitute(X, N.Var, intImm(E))));
-    return cName(B.Name) + "[" + W.offset(B, I) + "]";
+    return W.element(B, I);
   };
   static const char *Lane[] = {".x", ".y", ".z", ".w"};
   auto Part = [&](int64_t E) {
@@ -734,27 +744,27 @@ void FuncEmitter::emitFor(const ForNode &N, ExprWriter &W, bool Last) {
   case ForKind::BlockZ: Hw = "blockIdx.z"; break;
   case ForKind::ThreadX:
     Hw = "threadIdx.x";
-    if (Ext < Cur->Uses.BlockDim[0])
+    if (Ext < Cur->Shape.Block[0])
       Guard = "threadIdx.x < " + std::to_string(Ext);
     break;
   case ForKind::ThreadY:
     Hw = "threadIdx.y";
-    if (Ext < Cur->Uses.BlockDim[1])
+    if (Ext < Cur->Shape.Block[1])
       Guard = "threadIdx.y < " + std::to_string(Ext);
     break;
   case ForKind::ThreadZ:
     Hw = "threadIdx.z";
-    if (Ext < Cur->Uses.BlockDim[2])
+    if (Ext < Cur->Shape.Block[2])
       Guard = "threadIdx.z < " + std::to_string(Ext);
     break;
   case ForKind::Warp:
     Hw = "threadIdx.x / 32";
-    if (Ext * 32 < Cur->Uses.BlockDim[0])
+    if (Ext * 32 < Cur->Shape.Block[0])
       Guard = "threadIdx.x / 32 < " + std::to_string(Ext);
     break;
   case ForKind::Lane:
     Hw = "threadIdx.x % 32";
-    if (Ext < 32 && Ext < Cur->Uses.BlockDim[0])
+    if (Ext < 32 && Ext < Cur->Shape.Block[0])
       Guard = "threadIdx.x % 32 < " + std::to_string(Ext);
     break;
   default: break;
@@ -827,8 +837,8 @@ void FuncEmitter::emitStmt(const Stmt &S, ExprWriter &W, bool Last) {
   case StmtKind::Store: {
     const auto &N = static_cast<const StoreNode &>(*S);
     const BufferRef &R = W.Buffers.lookup(N.Buffer);
-    std::string Off = R.Buf ? W.offset(*R.Buf, N.Indices) : "0";
-    line() << cName(N.Buffer) << "[" << Off << "] = " << W.str(N.Value) << ";\n";
+    std::string Dst = R.Buf ? W.element(*R.Buf, N.Indices) : cName(N.Buffer) + "[0]";
+    line() << Dst << " = " << W.str(N.Value) << ";\n";
     return;
   }
   case StmtKind::Allocate: {
@@ -840,11 +850,15 @@ void FuncEmitter::emitStmt(const Stmt &S, ExprWriter &W, bool Last) {
                (D < B.Padding.size() ? B.Padding[D] : 0);
     OpenScope();
     std::string T = W.type(B.Type), Name = cName(B.Name);
+    Layout Lay = layoutOf(B);
     if (B.Scope == MemScope::Shared && Cur->DynamicShared)
       line() << T << " *const " << Name << " = reinterpret_cast<" << T << " *>(tdsl_smem + "
-             << Cur->SharedOffsets.at(&N) << ");\n";
+             << Cur->SharedOffsets.at(&N) << "); // " << shapeProduct(B) << "\n";
     else if (B.Scope == MemScope::Shared)
-      line() << "__shared__ __align__(16) " << T << " " << Name << "[" << Elems << "];\n";
+      line() << "__shared__ __align__(16) " << T << " " << Name << "["
+             << (B.rank() > 1 ? shapeProduct(B) : std::to_string(Elems)) << "];\n";
+    else if (Lay == Layout::Scalar)
+      line() << T << " " << Name << ";\n";
     else
       line() << T << " " << Name << "[" << Elems << "];\n";
     BufferRef Saved = W.Buffers.lookup(B.Name);
@@ -855,26 +869,40 @@ void FuncEmitter::emitStmt(const Stmt &S, ExprWriter &W, bool Last) {
     return;
   }
   case StmtKind::Barrier: line() << "__syncthreads();\n"; return;
-  case StmtKind::Note: line() << "// " << static_cast<const NoteNode &>(*S).Text << "\n"; return;
+  case StmtKind::Note: {
+    // Wrapped at 100 columns, words kept whole; continuation lines are
+    // indented so that one note reads as one paragraph.
+    llvm::StringRef Rest = static_cast<const NoteNode &>(*S).Text;
+    const size_t Width = std::max<size_t>(100 - std::min<size_t>(Indent * 2, 60) - 3, 30);
+    bool First = true;
+    while (!Rest.empty()) {
+      size_t Room = First ? Width : Width - 2;
+      size_t Cut = Rest.size() <= Room ? Rest.size() : Rest.substr(0, Room + 1).rfind(' ');
+      if (Cut == llvm::StringRef::npos || Cut == 0)
+        Cut = std::min(Rest.find(' '), Rest.size());
+      line() << (First ? "// " : "//   ") << Rest.substr(0, Cut).rtrim() << "\n";
+      Rest = Rest.substr(Cut).ltrim();
+      First = false;
+    }
+    return;
+  }
   case StmtKind::AsyncCopy: {
     // The data is visible only after the async_wait that retires it, so a
     // plain copy computes the same; cp.async comes with the pipelining pass.
     const auto &N = static_cast<const AsyncCopyNode &>(*S);
     const BufferRef &D = W.Buffers.lookup(N.Dst), &Sr = W.Buffers.lookup(N.Src);
-    std::string DO = D.Buf ? W.offset(*D.Buf, N.DstIndices) : "0";
-    std::string SO = Sr.Buf ? W.offset(*Sr.Buf, N.SrcIndices) : "0";
+    std::string DE = D.Buf ? W.element(*D.Buf, N.DstIndices) : cName(N.Dst) + "[0]";
+    std::string SE = Sr.Buf ? W.element(*Sr.Buf, N.SrcIndices) : cName(N.Src) + "[0]";
     line() << "for (int tdsl_e = 0; tdsl_e < " << N.Elems << "; ++tdsl_e) // async_copy\n";
-    line() << "  " << cName(N.Dst) << "[" << DO << " + tdsl_e] = " << cName(N.Src) << "["
-           << SO << " + tdsl_e];\n";
+    line() << "  (&" << DE << ")[tdsl_e] = (&" << SE << ")[tdsl_e];\n";
     return;
   }
   case StmtKind::AsyncCommit: line() << "// async_commit (copies above are synchronous)\n"; return;
   case StmtKind::AsyncWait: line() << "// async_wait (copies above are synchronous)\n"; return;
-  case StmtKind::Call: {
-    const auto &N = static_cast<const CallStmtNode &>(*S);
-    line() << "// unsupported call " << N.Name << "\n";
-    return;
-  }
+  case StmtKind::Call:
+  case StmtKind::Launch:
+    // analyzeLaunch refuses both before anything is written.
+    llvm_unreachable("statement the backend does not write");
   }
 }
 
@@ -883,22 +911,27 @@ void FuncEmitter::emitKernels() {
   for (const Launch &L : Launches) {
     Cur = &L;
     CurLine = 0;
-    int64_t Threads = L.Uses.BlockDim[0] * L.Uses.BlockDim[1] * L.Uses.BlockDim[2];
-    std::string Const = "k" + Camel + "K" + std::to_string(L.Index) + "Threads";
-    OS << "\n// Launch " << L.Index << " of " << F.Name << ": a block of "
-       << L.Uses.BlockDim[0] << " x " << L.Uses.BlockDim[1] << " x " << L.Uses.BlockDim[2]
-       << " threads";
-    if (L.SharedBytes)
-      OS << ", " << L.SharedBytes << " bytes of shared memory";
+    int64_t Threads = L.Shape.Block[0] * L.Shape.Block[1] * L.Shape.Block[2];
+    std::string Const = "k" + Camel + camelCase(L.Node->Name) + "Threads";
+    OS << "\n// Launch " << L.Index << " of " << F.Name << ", '" << L.Node->Name << "' ("
+       << launchClassName(L.Node->Class) << "): blocks of " << L.Shape.Block[0] << " x "
+       << L.Shape.Block[1] << " x " << L.Shape.Block[2] << " threads";
+    if (L.Shape.SharedBytes)
+      OS << ", " << L.Shape.SharedBytes << " B of shared memory";
     OS << ".\n";
     OS << "constexpr int " << Const << " = " << Threads << ";\n\n";
     OS << "template <typename Index>\n";
+    // The knobs of this launch: the Func's pinned ones, then those a pass
+    // chose for this launch alone.
+    std::vector<Knob> Knobs = F.Schedule;
+    Knobs.insert(Knobs.end(), L.Node->Knobs.begin(), L.Node->Knobs.end());
     // min_blocks asks ptxas to leave registers for that many resident
-    // blocks per SM (a knob: register tiles trade occupancy for reuse). It
-    // is the Func's, so a launch of more threads than that many blocks can
-    // hold (2048 per SM) asks only for the blocks that fit.
-    // (checkSchedule has made sure the knob, if any, is one integer.)
-    const Knob *MinBlocksKnob = findKnob(F.Schedule, "min_blocks");
+    // blocks per SM (a knob: register tiles trade occupancy for reuse). A
+    // pinned value applies to every launch, so a launch of more threads
+    // than that many blocks can hold (2048 per SM) asks only for the
+    // blocks that fit. (checkSchedule has made sure a pinned knob is one
+    // integer.)
+    const Knob *MinBlocksKnob = findKnob(Knobs, "min_blocks");
     int64_t MinBlocks = std::min<int64_t>(
         MinBlocksKnob && MinBlocksKnob->Ints.size() == 1 ? MinBlocksKnob->Ints[0] : 0,
         2048 / std::max<int64_t>(Threads, 1));
@@ -918,10 +951,10 @@ void FuncEmitter::emitKernels() {
       if (ByValue)
         Param(T + " " + cName(B->Name));
       else
-        Param((L.Uses.Stored.count(B->Name) ? "" : "const ") + T + " *__restrict__ " +
+        Param((L.Shape.Stored.count(B->Name) ? "" : "const ") + T + " *__restrict__ " +
               cName(B->Name));
     }
-    for (const auto &[Buf, Bytes] : L.Uses.AlignmentTests)
+    for (const auto &[Buf, Bytes] : L.Shape.AlignmentTests)
       Param("bool " + alignmentParam(Buf, Bytes));
     for (const std::string &S : F.Sizes)
       Param("Index " + cName(S));
@@ -930,24 +963,24 @@ void FuncEmitter::emitKernels() {
     // The knobs, where the reader of the kernel looks first: those pinned
     // and those a pass chose for the backend; what each pass chose from
     // them is in its own // [pass] comment below.
-    if (!F.Schedule.empty()) {
-      std::string Knobs;
-      for (const Knob &K : F.Schedule) {
+    if (!Knobs.empty()) {
+      std::string Text;
+      for (const Knob &K : Knobs) {
         std::string V = K.Word;
         for (size_t I = 0; I < K.Ints.size(); ++I)
           V += (I ? ", " : "") + std::to_string(K.Ints[I]);
         if (K.IsList)
           V = "[" + V + "]";
-        Knobs += (Knobs.empty() ? "" : "; ") + K.Key + " = " + V +
+        Text += (Text.empty() ? "" : "; ") + K.Key + " = " + V +
                  (!K.SetBy.empty() ? " (chosen by " + K.SetBy + ")"
                   : K.Line         ? " (line " + std::to_string(K.Line) + ")"
                                    : " (command line)");
       }
-      line() << "// schedule: " << Knobs << "\n";
+      line() << "// schedule: " << Text << "\n";
     }
     if (L.DynamicShared)
       line() << "extern __shared__ __align__(16) unsigned char tdsl_smem[];\n";
-    emitStmt(L.Body, W, /*Last=*/true);
+    emitStmt(L.Node->Body, W, /*Last=*/true);
     Indent = 0;
     OS << "}\n";
   }
@@ -1029,10 +1062,10 @@ void FuncEmitter::emitPlan() {
     Count(*Temps[I], "temporary", static_cast<int>(I));
   for (const Launch &L : Launches) {
     OS << "  // launch " << L.Index << "\n";
-    OS << "  if (!tdsl_set_launch(&plan->launches[" << L.Index << "], " << W.str(L.Grid[0])
-       << ", " << W.str(L.Grid[1]) << ", " << W.str(L.Grid[2]) << ", " << L.Uses.BlockDim[0]
-       << ", " << L.Uses.BlockDim[1] << ", " << L.Uses.BlockDim[2] << ", "
-       << (L.DynamicShared ? L.SharedBytes : 0) << "))\n    return TDSL_ERROR_TOO_LARGE;\n";
+    OS << "  if (!tdsl_set_launch(&plan->launches[" << L.Index << "], " << W.str(L.Shape.Grid[0])
+       << ", " << W.str(L.Shape.Grid[1]) << ", " << W.str(L.Shape.Grid[2]) << ", " << L.Shape.Block[0]
+       << ", " << L.Shape.Block[1] << ", " << L.Shape.Block[2] << ", "
+       << (L.DynamicShared ? L.Shape.SharedBytes : 0) << "))\n    return TDSL_ERROR_TOO_LARGE;\n";
     OS << "  plan->index64 |= tdsl_thread_count(plan->launches[" << L.Index
        << "]) > kIndex32Limit;\n";
   }
@@ -1109,7 +1142,7 @@ void FuncEmitter::emitLauncher() {
         for (const Buffer *B : L.Globals) {
           std::string N = cName(B->Name), DT = backend::deviceElementType(B->Type);
           bool IsParam = F.findParam(B->Name) != nullptr;
-          bool Const = !L.Uses.Stored.count(B->Name);
+          bool Const = !L.Shape.Stored.count(B->Name);
           std::string V = N;
           if (IsParam && B->Role == BufferRole::Input && B->rank() == 0) {
             if (B->Type == DType::F16)
@@ -1121,7 +1154,7 @@ void FuncEmitter::emitLauncher() {
           }
           A += (A.empty() ? "" : ", ") + V;
         }
-        for (const auto &[Buf, Bytes] : L.Uses.AlignmentTests)
+        for (const auto &[Buf, Bytes] : L.Shape.AlignmentTests)
           A += (A.empty() ? "" : ", ") +
                ("tdsl_is_aligned(" + cName(Buf) + ", " + std::to_string(Bytes) + ")");
         for (const std::string &Sz : F.Sizes)

@@ -1,9 +1,10 @@
 //===- CudaEmitter.h - Loop IR to CUDA C++ kernels, launchers and header --===//
 //
-// The backend: after the pipeline, each top-level launch of a Func (a
-// statement holding block loops; any other non-alloc statement is a launch
-// of one thread) becomes one __global__ kernel template on its index type,
-// tdsl_<func>_k<i><Index>; global allocs become cudaMallocAsync /
+// The backend: after the pipeline, each `launch` of a Func becomes one
+// __global__ kernel template on its index type, tdsl_<func>_<launch><Index>,
+// sized by ir/Launch.h's analysis; anything else at the host level, or a
+// statement no backend path writes yet (`call`), is an internal error,
+// never silently dropped. Global allocs become cudaMallocAsync /
 // cudaFreeAsync in the host launcher tdsl_<func>(), which checks sizes,
 // pointers and grid limits, picks 32-bit indexing when every tensor and
 // every launch has fewer than 2^31 elements (threads), launches in order on

@@ -1,10 +1,10 @@
 //===- ResourceCheck.h - Does each launch fit the target GPU? -------------===//
 //
 // Runs on the final loop IR, after the pipeline and before the backend
-// writes anything: per launch (numbered as the CUDA emitter numbers them,
-// tdsl_<func>_k<i>), the shared memory of its shared allocs (padding and
-// pipeline stages included: they are part of the buffer's storage, each
-// alloc rounded up to 16 bytes as the emitter lays them out) against the
+// writes anything: per launch (named as the kernel is, tdsl_<func>_<launch>),
+// what ir/Launch.h's analysis finds: the shared memory of its shared allocs
+// (padding and pipeline stages included: they are part of the buffer's
+// storage, each alloc rounded up to 16 bytes as the emitter lays them out) against the
 // arch's opt-in limit, the threads per block against 1024, each block
 // dimension against 1024 x 1024 x 64, and constant grid extents against
 // 2^31-1 x 65535 x 65535 (symbolic grids are checked by the launcher at run
@@ -43,13 +43,8 @@ struct ArchLimits {
 /// The limits of sm_NN (75 and newer; an unknown newer arch gets sm_90's).
 ArchLimits archLimits(unsigned Sm);
 
-/// The bytes a shared buffer occupies in the kernel's shared memory:
-/// (shape + padding) elements, rounded up to 16 bytes. nullopt if its shape
-/// is not constant.
-std::optional<int64_t> sharedAllocBytes(const ir::Buffer &B);
-
 /// One message per launch that does not fit Arch ("sm_90", "sm_90a"), e.g.
-/// "kernel 'k' launch 0 needs 300000 bytes of shared memory; sm_90 allows at
+/// "kernel 'k' launch 'C' needs 300000 bytes of shared memory; sm_90 allows at
 /// most 232448 (227 KiB)". Empty when everything fits.
 std::vector<std::string> checkResources(const ir::Module &M, llvm::StringRef Arch);
 

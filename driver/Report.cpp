@@ -1,6 +1,7 @@
 //===- Report.cpp - tdslc --emit=report -----------------------------------===//
 #include "driver/Report.h"
 
+#include "ir/Launch.h"
 #include "ir/Printer.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -63,9 +64,10 @@ std::string toString(const Poly &P, const std::vector<std::string> &Order) {
     llvm::sort(T.first, [&](const std::string &A, const std::string &B) {
       return rank(A) < rank(B);
     });
-  std::stable_sort(Terms.begin(), Terms.end(), [](const auto &A, const auto &B) {
-    return A.first.size() > B.first.size();
-  });
+  std::stable_sort(Terms.begin(), Terms.end(),
+                   [](const auto &A, const auto &B) {
+                     return A.first.size() > B.first.size();
+                   });
   std::string S;
   for (const auto &[M, K] : Terms) {
     int64_t C = K;
@@ -91,7 +93,8 @@ double evaluate(const Poly &P, const ReportOptions &Opts) {
     double Term = static_cast<double>(K);
     for (const std::string &Sym : M) {
       auto It = Opts.Sizes.find(Sym);
-      Term *= static_cast<double>(It == Opts.Sizes.end() ? Opts.DefaultSize : It->second);
+      Term *= static_cast<double>(It == Opts.Sizes.end() ? Opts.DefaultSize
+                                                         : It->second);
     }
     Sum += Term;
   }
@@ -148,7 +151,8 @@ Poly kernelFlops(const ast::Kernel &K) {
   for (const auto &S : K.Body) {
     // One evaluation of the right side per point of the index domain, plus
     // the accumulation for a reduction.
-    int64_t PerPoint = opsIn(*S->Value) + (S->Op == ast::AssignOp::Assign ? 0 : 1);
+    int64_t PerPoint =
+        opsIn(*S->Value) + (S->Op == ast::AssignOp::Assign ? 0 : 1);
     Poly Domain = constant(1);
     for (const auto &[Index, Extent] : S->Ranges)
       Domain = multiply(Domain, fromAffine(Extent));
@@ -166,101 +170,31 @@ Poly kernelBytes(const ast::Kernel &K) {
 }
 
 //===----------------------------------------------------------------------===//
-// Launches from the IR (the backend's rule: see backend/CudaEmitter.h)
+// Launches: ir/Launch.h's analysis, as the emitter and the resource check
+// see them
 //===----------------------------------------------------------------------===//
 
-struct Launch {
-  ir::Expr Grid[3], Block[3];
-  uint64_t SharedBytes = 0;
-  unsigned Line = 0;
-};
-
-/// Grid, block and shared memory of one launch statement.
-class LaunchShape : public ir::IRVisitor {
-public:
-  Launch L;
-
-protected:
-  void visitFor(const ir::ForNode &N) override {
-    using ir::ForKind;
-    auto widen = [](ir::Expr &Slot, ir::Expr E) {
-      auto Old = Slot ? ir::asConstInt(Slot) : std::optional<int64_t>(0);
-      auto New = ir::asConstInt(E);
-      if (!Slot || (Old && New && *New > *Old))
-        Slot = E;
-    };
-    switch (N.Loop) {
-    case ForKind::BlockX: widen(L.Grid[0], N.Extent); break;
-    case ForKind::BlockY: widen(L.Grid[1], N.Extent); break;
-    case ForKind::BlockZ: widen(L.Grid[2], N.Extent); break;
-    case ForKind::ThreadX: widen(L.Block[0], N.Extent); break;
-    case ForKind::ThreadY: widen(L.Block[1], N.Extent); break;
-    case ForKind::ThreadZ: widen(L.Block[2], N.Extent); break;
-    case ForKind::Warp:
-      if (auto W = ir::asConstInt(N.Extent))
-        widen(L.Block[0], ir::intImm(*W * 32));
-      break;
-    case ForKind::Lane: widen(L.Block[0], ir::intImm(32)); break;
-    default: break;
-    }
-    ir::IRVisitor::visitFor(N);
-  }
-  void visitAllocate(const ir::AllocateNode &N) override {
-    if (N.Buf.Scope == ir::MemScope::Shared) {
-      uint64_t Elems = 1;
-      for (unsigned D = 0; D < N.Buf.rank(); ++D) {
-        auto Extent = ir::asConstInt(N.Buf.Shape[D]);
-        Elems *= static_cast<uint64_t>(Extent.value_or(0) +
-                                       (N.Buf.Padding.empty() ? 0 : N.Buf.Padding[D]));
-      }
-      L.SharedBytes += Elems * dtypeBytes(N.Buf.Type);
-    }
-    ir::IRVisitor::visitAllocate(N);
-  }
-};
-
-void collectLaunches(const ir::Stmt &S, std::vector<Launch> &Out) {
-  if (S->Kind == ir::StmtKind::Block) {
-    for (const ir::Stmt &C : static_cast<const ir::BlockNode &>(*S).Stmts)
-      collectLaunches(C, Out);
-    return;
-  }
-  if (S->Kind == ir::StmtKind::Allocate) {
-    const auto &A = static_cast<const ir::AllocateNode &>(*S);
-    if (A.Buf.Scope == ir::MemScope::Global) {
-      collectLaunches(A.Body, Out);
-      return;
-    }
-  }
-  LaunchShape Shape;
-  Shape.visit(S);
-  Shape.L.Line = S->SrcLine;
-  for (ir::Expr &E : Shape.L.Grid)
-    if (!E)
-      E = ir::intImm(1);
-  for (ir::Expr &E : Shape.L.Block)
-    if (!E)
-      E = ir::intImm(1);
-  Out.push_back(Shape.L);
-}
-
 std::string dim3(const ir::Expr (&D)[3]) {
-  return "(" + ir::toString(D[0]) + ", " + ir::toString(D[1]) + ", " + ir::toString(D[2]) + ")";
+  return "(" + ir::toString(D[0]) + ", " + ir::toString(D[1]) + ", " +
+         ir::toString(D[2]) + ")";
 }
 
-/// ptxas entries of launch I of Func: "tdsl_<func>_k<I>" then a non-digit
-/// (one per instantiation on the index type).
-std::vector<const KernelResources *> resourcesOf(const std::string &Func, unsigned I,
-                                                 const std::vector<KernelResources> &All) {
-  std::string Prefix = "tdsl_" + Func + "_k" + std::to_string(I);
+std::string dim3(const int64_t (&D)[3]) {
+  return "(" + std::to_string(D[0]) + ", " + std::to_string(D[1]) + ", " +
+         std::to_string(D[2]) + ")";
+}
+
+/// ptxas entries of the kernel Kernel: its (demangled) name followed by
+/// the template argument list, one per instantiation on the index type.
+std::vector<const KernelResources *>
+resourcesOf(const std::string &Kernel,
+            const std::vector<KernelResources> &All) {
+  std::string Prefix = Kernel + "<";
   std::vector<const KernelResources *> Found;
   for (const KernelResources &K : All) {
-    StringRef Name = K.Name;
-    size_t At = Name.find(Prefix);
-    if (At == StringRef::npos)
-      continue;
-    StringRef After = Name.drop_front(At + Prefix.size());
-    if (After.empty() || !isDigit(After.front()))
+    size_t At = StringRef(K.Name).find(Prefix);
+    if (At != StringRef::npos &&
+        (At == 0 || (!isAlnum(K.Name[At - 1]) && K.Name[At - 1] != '_')))
       Found.push_back(&K);
   }
   return Found;
@@ -272,7 +206,8 @@ std::string instantiation(const KernelResources &K) {
   size_t Open = N.find('<');
   if (Open == StringRef::npos)
     return "";
-  StringRef Arg = N.drop_front(Open + 1).take_until([](char C) { return C == '>'; });
+  StringRef Arg =
+      N.drop_front(Open + 1).take_until([](char C) { return C == '>'; });
   if (Arg == "int")
     return "i32";
   if (Arg == "long" || Arg == "long long")
@@ -292,8 +227,8 @@ std::string human(double V) {
 
 } // namespace
 
-void printReport(const ast::Module &AST, const ir::Module &IR, const ReportOptions &Opts,
-                 raw_ostream &OS) {
+void printReport(const ast::Module &AST, const ir::Module &IR,
+                 const ReportOptions &Opts, raw_ostream &OS) {
   for (const auto &K : AST.Kernels) {
     const ir::Func *F = nullptr;
     for (const ir::Func &G : IR.Funcs)
@@ -303,39 +238,45 @@ void printReport(const ast::Module &AST, const ir::Module &IR, const ReportOptio
     for (const std::string &S : K->SizeSymbols) {
       auto It = Opts.Sizes.find(S);
       SizesAt.push_back(S + "=" +
-                        std::to_string(It == Opts.Sizes.end() ? Opts.DefaultSize : It->second));
+                        std::to_string(It == Opts.Sizes.end() ? Opts.DefaultSize
+                                                              : It->second));
     }
     OS << "kernel " << K->Name << " (at " << join(SizesAt, ", ") << ")\n";
 
-    std::vector<Launch> Launches;
+    unsigned I = 0;
     if (F)
-      collectLaunches(F->Body, Launches);
-    for (unsigned I = 0; I < Launches.size(); ++I) {
-      const Launch &L = Launches[I];
-      OS << formatv("  launch {0}", I);
-      if (L.Line)
-        OS << " (line " << L.Line << ")";
-      OS << ": grid " << dim3(L.Grid) << ", block " << dim3(L.Block) << ", shared "
-         << L.SharedBytes << " B\n";
-      std::vector<const KernelResources *> Rs = resourcesOf(K->Name, I, Opts.Ptxas);
-      if (Rs.empty() && !Opts.Ptxas.empty())
-        OS << "    ptxas: no entry for tdsl_" << K->Name << "_k" << I << "\n";
-      for (const KernelResources *R : Rs) {
-        std::string Inst = instantiation(*R);
-        OS << "    ptxas" << (Inst.empty() ? "" : " " + Inst) << ": " << R->Registers
-           << " registers, " << R->Barriers << " barriers, " << R->StaticSharedBytes
-           << " B static smem, " << R->StackBytes << " B stack, spills "
-           << R->SpillStoreBytes << " B stores / " << R->SpillLoadBytes << " B loads\n";
-      }
-    }
+      ir::forEachLaunch(*F, [&](const ir::LaunchNode &L,
+                                const std::vector<const ir::Buffer *> &) {
+        ir::LaunchShape Shape = ir::launchShape(L);
+        std::string Kernel = "tdsl_" + K->Name + "_" + L.Name;
+        OS << formatv("  launch {0} '{1}' ({2})", I++, L.Name,
+                      ir::launchClassName(L.Class));
+        if (L.SrcLine)
+          OS << " (line " << L.SrcLine << ")";
+        OS << ": grid " << dim3(Shape.Grid) << ", block " << dim3(Shape.Block)
+           << ", shared " << Shape.SharedBytes << " B\n";
+        std::vector<const KernelResources *> Rs =
+            resourcesOf(Kernel, Opts.Ptxas);
+        if (Rs.empty() && !Opts.Ptxas.empty())
+          OS << "    ptxas: no entry for " << Kernel << "\n";
+        for (const KernelResources *R : Rs) {
+          std::string Inst = instantiation(*R);
+          OS << "    ptxas" << (Inst.empty() ? "" : " " + Inst) << ": "
+             << R->Registers << " registers, " << R->Barriers << " barriers, "
+             << R->StaticSharedBytes << " B static smem, " << R->StackBytes
+             << " B stack, spills " << R->SpillStoreBytes << " B stores / "
+             << R->SpillLoadBytes << " B loads\n";
+        }
+      });
 
     Poly Flops = kernelFlops(*K), Bytes = kernelBytes(*K);
     double FlopsAt = evaluate(Flops, Opts), BytesAt = evaluate(Bytes, Opts);
-    OS << "  FLOPs: " << toString(Flops, K->SizeSymbols) << " = " << human(FlopsAt)
-       << "FLOP\n";
-    OS << "  bytes: " << toString(Bytes, K->SizeSymbols) << " = " << human(BytesAt)
-       << "B (inputs read once, outputs written once)\n";
-    OS << "  FLOPs/byte: " << formatv("{0:f2}", BytesAt > 0 ? FlopsAt / BytesAt : 0.0) << "\n";
+    OS << "  FLOPs: " << toString(Flops, K->SizeSymbols) << " = "
+       << human(FlopsAt) << "FLOP\n";
+    OS << "  bytes: " << toString(Bytes, K->SizeSymbols) << " = "
+       << human(BytesAt) << "B (inputs read once, outputs written once)\n";
+    OS << "  FLOPs/byte: "
+       << formatv("{0:f2}", BytesAt > 0 ? FlopsAt / BytesAt : 0.0) << "\n";
   }
 }
 

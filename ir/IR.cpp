@@ -3,6 +3,7 @@
 
 #include <cassert>
 #include <cstring>
+#include <iterator>
 
 namespace tdsl::ir {
 
@@ -228,6 +229,26 @@ Stmt note(std::string Text, unsigned Line) {
   return std::make_shared<NoteNode>(std::move(Text), Line);
 }
 
+Stmt launch(std::string Name, LaunchClass Class, Stmt Body, std::vector<Knob> Knobs,
+            unsigned Line) {
+  return std::make_shared<LaunchNode>(std::move(Name), Class, std::move(Knobs), std::move(Body),
+                                      Line);
+}
+
+static const char *const LaunchClassNames[] = {"generic", "elementwise", "contraction",
+                                               "row_reduction", "transpose"};
+
+llvm::StringRef launchClassName(LaunchClass C) {
+  return LaunchClassNames[static_cast<unsigned>(C)];
+}
+
+std::optional<LaunchClass> parseLaunchClass(llvm::StringRef Name) {
+  for (unsigned I = 0; I < std::size(LaunchClassNames); ++I)
+    if (Name == LaunchClassNames[I])
+      return static_cast<LaunchClass>(I);
+  return std::nullopt;
+}
+
 std::optional<int64_t> asConstInt(const Expr &E) {
   if (E && E->Kind == ExprKind::IntImm)
     return static_cast<const IntImmNode &>(*E).Value;
@@ -325,6 +346,7 @@ void IRVisitor::visit(const Stmt &S) {
   case StmtKind::AsyncWait: return visitAsyncWait(static_cast<const AsyncWaitNode &>(*S));
   case StmtKind::Call: return visitCallStmt(static_cast<const CallStmtNode &>(*S));
   case StmtKind::Note: return visitNote(static_cast<const NoteNode &>(*S));
+  case StmtKind::Launch: return visitLaunch(static_cast<const LaunchNode &>(*S));
   }
 }
 
@@ -385,6 +407,7 @@ void IRVisitor::visitCallStmt(const CallStmtNode &N) {
   for (const Expr &A : N.Args)
     visit(A);
 }
+void IRVisitor::visitLaunch(const LaunchNode &N) { visit(N.Body); }
 
 //===----------------------------------------------------------------------===//
 // IRMutator
@@ -426,6 +449,7 @@ Stmt IRMutator::mutate(const Stmt &S) {
     return visitAsyncWait(static_cast<const AsyncWaitNode &>(*S), S);
   case StmtKind::Call: return visitCallStmt(static_cast<const CallStmtNode &>(*S), S);
   case StmtKind::Note: return visitNote(static_cast<const NoteNode &>(*S), S);
+  case StmtKind::Launch: return visitLaunch(static_cast<const LaunchNode &>(*S), S);
   }
   return S;
 }
@@ -556,6 +580,13 @@ Stmt IRMutator::visitCallStmt(const CallStmtNode &N, const Stmt &S) {
   if (!mutateAll(N.Args, Args))
     return S;
   return std::make_shared<CallStmtNode>(N.Name, std::move(Args), N.SrcLine);
+}
+
+Stmt IRMutator::visitLaunch(const LaunchNode &N, const Stmt &S) {
+  Stmt Body = mutate(N.Body);
+  if (Body == N.Body)
+    return S;
+  return std::make_shared<LaunchNode>(N.Name, N.Class, N.Knobs, std::move(Body), N.SrcLine);
 }
 
 namespace {

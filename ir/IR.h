@@ -10,8 +10,8 @@
 // very same pointers, so "unchanged" is a pointer comparison.
 //
 // GPU semantics (what the interpreter executes and the backend emits):
-// a top-level statement containing block-bound loops is one kernel launch.
-// Inside a block every statement is executed by every thread of the block;
+// a `launch` node is one kernel launch; GPU-bound loops exist only inside
+// one. Inside a block every statement is executed by every thread of the block;
 // a loop bound to thread.x (y, z) restricts execution to the threads whose
 // threadIdx.x is below its extent and binds its variable to threadIdx.x
 // (plus its min). warp binds threadIdx.x / 32 and lane threadIdx.x % 32.
@@ -154,12 +154,31 @@ struct Buffer {
 };
 
 //===----------------------------------------------------------------------===//
+// Schedule knobs
+//===----------------------------------------------------------------------===//
+
+/// One pinned schedule knob: `key = 64`, `key = [128, 128, 8]` or
+/// `key = off`, from the .tdsl `schedule` block or the command line. The
+/// passes that own a key read it (passes/Schedule.h); Line is the .tdsl
+/// line of the entry (0: the command line).
+struct Knob {
+  std::string Key;
+  std::vector<int64_t> Ints; ///< one value, or a list
+  bool IsList = false;       ///< written with brackets
+  std::string Word;          ///< a word value (Ints empty)
+  unsigned Line = 0;
+  /// The pass that chose this value where the user pinned none (printed
+  /// `by "tile-contraction"`); empty for a pinned knob.
+  std::string SetBy;
+};
+
+//===----------------------------------------------------------------------===//
 // Statements
 //===----------------------------------------------------------------------===//
 
 enum class StmtKind {
   Block, For, If, Let, Store, Allocate, Barrier, AsyncCopy, AsyncCommit,
-  AsyncWait, Call, Note,
+  AsyncWait, Call, Note, Launch,
 };
 
 struct StmtNode {
@@ -289,24 +308,34 @@ struct NoteNode : StmtNode {
       : StmtNode(StmtKind::Note, L), Text(std::move(T)) {}
 };
 
+/// The class of work a launch does: which kernel-class pass built it, and
+/// so which shape of code to expect inside.
+enum class LaunchClass { Generic, Elementwise, Contraction, RowReduction, Transpose };
+llvm::StringRef launchClassName(LaunchClass C); // "generic", "row_reduction", ...
+std::optional<LaunchClass> parseLaunchClass(llvm::StringRef Name);
+
+/// One kernel launch: a grid of blocks runs Body, every thread of a block
+/// executing each statement (block and thread loops inside bind the
+/// indices; ir/Launch.h derives the grid, the block and the shared memory
+/// from them). Name says what it computes (the tensor it writes) and is
+/// unique in its Func; the kernel is called <func>_<Name>. Knobs are the
+/// schedule choices that apply to this launch only (a pass's choice for
+/// the backend, Knob::SetBy); the Func's pinned knobs apply to all.
+/// Launches sit at the host level of a Func: in blocks, lets and global
+/// allocations, never inside a loop, an if or another launch.
+struct LaunchNode : StmtNode {
+  const std::string Name;
+  const LaunchClass Class;
+  const std::vector<Knob> Knobs;
+  const Stmt Body;
+  LaunchNode(std::string N, LaunchClass C, std::vector<Knob> K, Stmt B, unsigned L = 0)
+      : StmtNode(StmtKind::Launch, L), Name(std::move(N)), Class(C), Knobs(std::move(K)),
+        Body(std::move(B)) {}
+};
+
 //===----------------------------------------------------------------------===//
 // Functions and modules
 //===----------------------------------------------------------------------===//
-
-/// One pinned schedule knob: `key = 64`, `key = [128, 128, 8]` or
-/// `key = off`, from the .tdsl `schedule` block or the command line. The
-/// passes that own a key read it (passes/Schedule.h); Line is the .tdsl
-/// line of the entry (0: the command line).
-struct Knob {
-  std::string Key;
-  std::vector<int64_t> Ints; ///< one value, or a list
-  bool IsList = false;       ///< written with brackets
-  std::string Word;          ///< a word value (Ints empty)
-  unsigned Line = 0;
-  /// The pass that chose this value where the user pinned none (printed
-  /// `by "tile-contraction"`); empty for a pinned knob.
-  std::string SetBy;
-};
 
 /// One .tdsl kernel: its size symbols (the launcher's size arguments, in
 /// order), its parameters (global buffers, rank 0 for scalars; inputs then
@@ -315,8 +344,7 @@ struct Func {
   std::string Name;
   std::vector<std::string> Sizes;
   std::vector<Buffer> Params;
-  std::vector<Knob> Schedule; ///< pinned knobs, in order; later entries win;
-                              ///< then the knobs passes chose (Knob::SetBy)
+  std::vector<Knob> Schedule; ///< pinned knobs, in order; later entries win
   Stmt Body;
   const Buffer *findParam(llvm::StringRef Name) const;
 };
@@ -353,6 +381,8 @@ Stmt store(const std::string &Buffer, std::vector<Expr> Indices, Expr Value,
 Stmt allocate(Buffer B, Stmt Body, unsigned Line = 0);
 Stmt barrier(unsigned Line = 0);
 Stmt note(std::string Text, unsigned Line = 0);
+Stmt launch(std::string Name, LaunchClass Class, Stmt Body, std::vector<Knob> Knobs = {},
+            unsigned Line = 0);
 
 bool isComparison(BinaryOp Op);
 llvm::StringRef binaryOpSpelling(BinaryOp Op); // "+", "<", "min", ...
@@ -396,6 +426,7 @@ protected:
   virtual void visitAsyncWait(const AsyncWaitNode &) {}
   virtual void visitCallStmt(const CallStmtNode &N);
   virtual void visitNote(const NoteNode &) {}
+  virtual void visitLaunch(const LaunchNode &N);
 };
 
 /// Rebuilds the tree bottom-up. Each visitX receives the node and the
@@ -430,6 +461,7 @@ protected:
   virtual Stmt visitAsyncWait(const AsyncWaitNode &, const Stmt &S) { return S; }
   virtual Stmt visitCallStmt(const CallStmtNode &N, const Stmt &S);
   virtual Stmt visitNote(const NoteNode &, const Stmt &S) { return S; }
+  virtual Stmt visitLaunch(const LaunchNode &N, const Stmt &S);
 
 public:
   /// Mutates each element into Out; true if any changed.

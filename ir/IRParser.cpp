@@ -293,6 +293,8 @@ private:
   Stmt parseAsyncCopy();
   Stmt parseCallStmt();
   bool parseKnob(Knob &K);
+  bool parseSchedule(std::vector<Knob> &Knobs);
+  Stmt parseLaunch();
   Stmt parseStore();
 
   Expr note(Expr E);
@@ -436,19 +438,8 @@ std::optional<Func> IRParser::parseFunc() {
   }
   if (!expect(Tok::RParen, "',' or ')'"))
     return std::nullopt;
-  if (isWord("schedule")) {
-    next();
-    if (!expect(Tok::LParen, "'('"))
-      return std::nullopt;
-    do {
-      Knob K;
-      if (!parseKnob(K))
-        return std::nullopt;
-      F.Schedule.push_back(std::move(K));
-    } while (acceptComma());
-    if (!expect(Tok::RParen, "',' or ')'"))
-      return std::nullopt;
-  }
+  if (!parseSchedule(F.Schedule))
+    return std::nullopt;
   F.Body = parseBody();
   if (!F.Body)
     return std::nullopt;
@@ -473,6 +464,48 @@ bool IRParser::parseParam(Buffer &B) {
       return false;
   }
   return true;
+}
+
+/// schedule ::= 'schedule' '(' knob (',' knob)* ')'   (optional: true without)
+bool IRParser::parseSchedule(std::vector<Knob> &Knobs) {
+  if (!isWord("schedule"))
+    return true;
+  next();
+  if (!expect(Tok::LParen, "'('"))
+    return false;
+  do {
+    Knob K;
+    if (!parseKnob(K))
+      return false;
+    Knobs.push_back(std::move(K));
+  } while (acceptComma());
+  return expect(Tok::RParen, "',' or ')'");
+}
+
+/// launch ::= 'launch' ID CLASS schedule? line? '{' stmt* '}'
+Stmt IRParser::parseLaunch() {
+  next();
+  std::string Name;
+  if (!parseDeclName(Name, "launch"))
+    return nullptr;
+  llvm::SMLoc ClassLoc = Cur.loc();
+  std::string ClassName;
+  if (!parseName(ClassName, "a launch class"))
+    return nullptr;
+  std::optional<LaunchClass> Class = parseLaunchClass(ClassName);
+  if (!Class) {
+    error(ClassLoc, "unknown launch class '" + ClassName +
+                        "' (generic, elementwise, contraction, row_reduction, transpose)");
+    return nullptr;
+  }
+  std::vector<Knob> Knobs;
+  unsigned Line;
+  if (!parseSchedule(Knobs) || !parseLine(Line))
+    return nullptr;
+  Stmt Body = parseBody();
+  if (!Body)
+    return nullptr;
+  return launch(std::move(Name), *Class, std::move(Body), std::move(Knobs), Line);
 }
 
 /// knob ::= ID '=' (INT | '[' INT (',' INT)* ']' | ID) ('by' STRING)? line?
@@ -550,7 +583,7 @@ Stmt IRParser::parseBody() {
 
 /// stmt ::= for | if | let | store | alloc | 'barrier' line? | copy
 ///        | 'async_commit' line? | 'async_wait' '(' INT ')' line?
-///        | 'call' ID '(' args? ')' line? | 'note' STRING line?
+///        | 'call' ID '(' args? ')' line? | 'note' STRING line? | launch
 Stmt IRParser::parseStmt() {
   if (Failed)
     return nullptr;
@@ -574,6 +607,8 @@ Stmt IRParser::parseStmt() {
     return parseAsyncCopy();
   if (W == "call")
     return parseCallStmt();
+  if (W == "launch")
+    return parseLaunch();
   if (W == "note") {
     next();
     if (!is(Tok::String)) {
@@ -1112,7 +1147,7 @@ Expr IRParser::parsePrimary() {
 bool isReservedIRWord(llvm::StringRef Name) {
   static const llvm::StringSet<> Words = {
       "func", "for", "in", "if", "else", "let", "alloc", "barrier", "async_copy",
-      "async_commit", "async_wait", "call", "note", "min", "max"};
+      "async_commit", "async_wait", "call", "note", "launch", "min", "max"};
   return Words.count(Name) || tdsl::parseDType(Name) || parseIntrinsic(Name) ||
          isFloatLiteralWord(Name);
 }

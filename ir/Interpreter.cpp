@@ -8,9 +8,9 @@
 // tree has no cycles and expressions no recursion), so one array per node is
 // safe and the inner loop allocates nothing.
 //
-// The Func body outside kernels is walked by execHost(); a statement there
-// that contains block or thread loops is one launch, any other statement runs
-// as a launch of one thread in one block.
+// The Func body outside kernels is walked by execHost(); a `launch` there
+// runs its grid (ir/Launch.h sizes it), any other statement (the IR before
+// map-to-gpu) runs as a launch of one thread in one block.
 //
 // Checking: every access is bounds-checked against the buffer's shape; every
 // element carries the generation of the allocation that last wrote it
@@ -19,7 +19,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ir/Interpreter.h"
+#include "ir/Launch.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
 
@@ -223,7 +225,8 @@ struct CStmt {
   std::vector<CExpr *> Idx, SrcIdx; ///< indices; Allocate: its shape
   std::vector<const Value *> IdxVals, SrcIdxVals;
   std::vector<CStmt *> Body;        ///< Block: all; For/Let/Allocate: one; If: then, else
-  std::vector<CStmt *> LaunchLoops; ///< a launch: its block and thread loops
+  CExpr *Grid[3] = {};              ///< a launch: blocks along x, y, z
+  int64_t BlockDim[3] = {1, 1, 1};  ///< a launch: threads along x, y, z
   LaneList Lanes, Lanes2;
 };
 
@@ -279,38 +282,17 @@ struct LaneAsync {
   std::deque<std::vector<uint32_t>> Committed;
 };
 
-bool containsGpuLoop(const Stmt &S) {
+/// Whether the host walks into S: host structure with a launch inside.
+bool containsLaunch(const Stmt &S) {
   if (!S)
     return false;
   switch (S->Kind) {
+  case StmtKind::Launch: return true;
   case StmtKind::Block:
-    for (const Stmt &C : static_cast<const BlockNode &>(*S).Stmts)
-      if (containsGpuLoop(C))
-        return true;
-    return false;
-  case StmtKind::For: {
-    const auto &N = static_cast<const ForNode &>(*S);
-    return isBlockLoop(N.Loop) || isThreadLoop(N.Loop) || containsGpuLoop(N.Body);
-  }
-  case StmtKind::If: {
-    const auto &N = static_cast<const IfNode &>(*S);
-    return containsGpuLoop(N.Then) || (N.Else && containsGpuLoop(N.Else));
-  }
-  case StmtKind::Let: return containsGpuLoop(static_cast<const LetNode &>(*S).Body);
-  case StmtKind::Allocate: return containsGpuLoop(static_cast<const AllocateNode &>(*S).Body);
-  default: return false;
-  }
-}
-
-/// Statements the host walks into rather than launching them whole: they
-/// only group launches (as in the verifier). A serial loop or an if around
-/// block loops is part of the kernel: every block runs it.
-bool isHostStructure(const Stmt &S) {
-  switch (S->Kind) {
-  case StmtKind::Block:
-  case StmtKind::Let: return true;
+    return llvm::any_of(static_cast<const BlockNode &>(*S).Stmts, containsLaunch);
+  case StmtKind::Let: return containsLaunch(static_cast<const LetNode &>(*S).Body);
   case StmtKind::Allocate:
-    return static_cast<const AllocateNode &>(*S).Buf.Scope == MemScope::Global;
+    return isHostStructure(S) && containsLaunch(static_cast<const AllocateNode &>(*S).Body);
   default: return false;
   }
 }
@@ -410,7 +392,7 @@ private:
   std::vector<VarSlot> Vars;
   std::vector<BufferState> Buffers;
   llvm::StringMap<llvm::SmallVector<unsigned, 2>> VarScope, BufScope;
-  std::vector<CStmt *> *LaunchLoops = nullptr; ///< of the launch being compiled
+  bool InLaunch = false; ///< compiling the body of a launch
   std::vector<unsigned> SizeSlots;
   std::vector<unsigned> HostSlots; ///< variables a launch broadcasts to all lanes
 
@@ -669,12 +651,7 @@ CStmt *Interpreter::compileStmt(const Stmt &S, bool Host) {
   C.Kind = S->Kind;
   C.Line = S->SrcLine;
   C.Node = S.get();
-  C.Host = Host && isHostStructure(S) && containsGpuLoop(S);
-  // A host statement not walked into is a launch: it collects the loops
-  // whose extents size its grid and its blocks.
-  std::vector<CStmt *> *SavedLoops = LaunchLoops;
-  if (Host && !C.Host)
-    LaunchLoops = &C.LaunchLoops;
+  C.Host = Host && isHostStructure(S) && containsLaunch(S);
   switch (S->Kind) {
   case StmtKind::Block:
     for (const Stmt &Child : static_cast<const BlockNode &>(*S).Stmts)
@@ -686,11 +663,11 @@ CStmt *Interpreter::compileStmt(const Stmt &S, bool Host) {
     C.A = compileExpr(N.Min);
     C.B = compileExpr(N.Extent);
     if (isBlockLoop(N.Loop) || isThreadLoop(N.Loop)) {
-      if (!C.B->Uniform)
+      if (!InLaunch)
+        fail(forKindName(N.Loop).str() + " loop '" + N.Var + "' outside a launch");
+      else if (!C.B->Uniform)
         fail("the extent of " + forKindName(N.Loop).str() + " loop '" + N.Var +
              "' must depend only on sizes and variables bound outside the kernel");
-      if (LaunchLoops)
-        LaunchLoops->push_back(&C);
     }
     C.Slot = bindVar(N.Var, C.Host);
     C.Body.push_back(compileStmt(N.Body, C.Host));
@@ -752,12 +729,34 @@ CStmt *Interpreter::compileStmt(const Stmt &S, bool Host) {
     break;
   }
   case StmtKind::AsyncWait: C.Count = static_cast<const AsyncWaitNode &>(*S).Pending; break;
+  case StmtKind::Launch: {
+    const auto &N = static_cast<const LaunchNode &>(*S);
+    if (InLaunch) {
+      fail("launch '" + N.Name + "' inside a launch");
+      break;
+    }
+    LaunchShape Shape = launchShape(N);
+    if (!Shape.GridProblems.empty())
+      fail("launch '" + N.Name + "' " + Shape.GridProblems.front());
+    for (const ForNode *L : Shape.NonConstantThreads)
+      fail("the extent of " + forKindName(L->Loop).str() + " loop '" + L->Var +
+           "' must be a positive constant");
+    InLaunch = true;
+    C.Body.push_back(compileStmt(N.Body, false));
+    InLaunch = false;
+    // The grid is evaluated on the host before any thread runs; a block
+    // loop's extent that is not uniform has failed above.
+    for (unsigned D = 0; D < 3; ++D) {
+      C.Grid[D] = compileExpr(Shape.Grid[D]);
+      C.BlockDim[D] = Shape.Block[D];
+    }
+    break;
+  }
   case StmtKind::Barrier:
   case StmtKind::AsyncCommit:
   case StmtKind::Call:
   case StmtKind::Note: break;
   }
-  LaunchLoops = SavedLoops;
   return &C;
 }
 
@@ -818,32 +817,18 @@ void Interpreter::dropPendingCopies() {
 }
 
 bool Interpreter::launch(CStmt &S) {
-  // Grid and block sizes come from the extents of the launch's block and
-  // thread loops, evaluated before any thread runs.
+  // The grid (evaluated before any thread runs) and the block come from
+  // the launch's shape (ir/Launch.h); any other statement at the host
+  // level runs as one thread of one block.
   setHostState();
   uint64_t G[3] = {1, 1, 1}, D[3] = {1, 1, 1};
-  bool HasBlockLoop[3] = {false, false, false};
-  for (CStmt *Loop : S.LaunchLoops) {
-    const Value *Ext = eval(*Loop->B, HostLanes);
-    if (!Ext)
-      return false;
-    uint64_t E = static_cast<uint64_t>(std::max<int64_t>(Ext[0].I, 0));
-    auto Widen = [](uint64_t &X, uint64_t V) { X = std::max(X, V); };
-    switch (Loop->Loop) {
-    case ForKind::BlockX:
-    case ForKind::BlockY:
-    case ForKind::BlockZ: {
-      unsigned Dir = static_cast<unsigned>(Loop->Loop) - static_cast<unsigned>(ForKind::BlockX);
-      G[Dir] = HasBlockLoop[Dir] ? std::max(G[Dir], E) : E;
-      HasBlockLoop[Dir] = true;
-      break;
-    }
-    case ForKind::ThreadX: Widen(D[0], E); break;
-    case ForKind::ThreadY: Widen(D[1], E); break;
-    case ForKind::ThreadZ: Widen(D[2], E); break;
-    case ForKind::Warp: Widen(D[0], E * WarpSize); break;
-    case ForKind::Lane: Widen(D[0], E); break;
-    default: break;
+  if (S.Kind == StmtKind::Launch) {
+    for (unsigned Dir = 0; Dir < 3; ++Dir) {
+      const Value *Ext = eval(*S.Grid[Dir], HostLanes);
+      if (!Ext)
+        return false;
+      G[Dir] = static_cast<uint64_t>(std::max<int64_t>(Ext[0].I, 0));
+      D[Dir] = static_cast<uint64_t>(S.BlockDim[Dir]);
     }
   }
   // Thread ids (block * threads per block + thread) must fit 32 bits.
@@ -1007,6 +992,7 @@ bool Interpreter::execStmt(CStmt &S, const LaneList &Act) {
       }
     }
     return true;
+  case StmtKind::Launch: return exec(*S.Body[0], Act);
   case StmtKind::Call:
     return fail("intrinsic '" + static_cast<const CallStmtNode &>(*S.Node).Name +
                 "' is not supported by the interpreter");

@@ -107,6 +107,7 @@ public:
 
 private:
   llvm::raw_ostream &OS;
+  void printKnobs(const std::vector<Knob> &Knobs);
 
   void printExprs(const std::vector<Expr> &Es);
   void printBareExpr(const Expr &E);
@@ -333,6 +334,14 @@ void Printer::printStmt(const Stmt &S, unsigned Indent) {
     OS << "async_wait(" << static_cast<const AsyncWaitNode &>(*S).Pending << ')';
     printLine(*S);
     break;
+  case StmtKind::Launch: {
+    const auto &N = static_cast<const LaunchNode &>(*S);
+    OS << "launch " << name(N.Name) << ' ' << launchClassName(N.Class);
+    printKnobs(N.Knobs);
+    printLine(N);
+    printBody(N.Body, Indent);
+    break;
+  }
   case StmtKind::Call: {
     const auto &N = static_cast<const CallStmtNode &>(*S);
     OS << "call " << N.Name << '(';
@@ -343,6 +352,32 @@ void Printer::printStmt(const Stmt &S, unsigned Indent) {
   }
   }
   OS << '\n';
+}
+
+/// " schedule(key = value, ...)", or nothing for no knobs.
+void Printer::printKnobs(const std::vector<Knob> &Knobs) {
+  if (Knobs.empty())
+    return;
+  OS << " schedule(";
+  for (size_t I = 0; I < Knobs.size(); ++I) {
+    const Knob &K = Knobs[I];
+    OS << (I ? ", " : "") << K.Key << " = ";
+    if (!K.Word.empty()) {
+      OS << K.Word;
+    } else {
+      if (K.IsList)
+        OS << '[';
+      for (size_t J = 0; J < K.Ints.size(); ++J)
+        OS << (J ? ", " : "") << K.Ints[J];
+      if (K.IsList)
+        OS << ']';
+    }
+    if (!K.SetBy.empty())
+      OS << " by \"" << K.SetBy << '"';
+    if (K.Line)
+      OS << " @" << K.Line;
+  }
+  OS << ')';
 }
 
 void Printer::printFunc(const Func &F) {
@@ -358,28 +393,7 @@ void Printer::printFunc(const Func &F) {
       printShape(B.Shape);
   }
   OS << ')';
-  if (!F.Schedule.empty()) {
-    OS << " schedule(";
-    for (size_t I = 0; I < F.Schedule.size(); ++I) {
-      const Knob &K = F.Schedule[I];
-      OS << (I ? ", " : "") << K.Key << " = ";
-      if (!K.Word.empty()) {
-        OS << K.Word;
-      } else {
-        if (K.IsList)
-          OS << '[';
-        for (size_t J = 0; J < K.Ints.size(); ++J)
-          OS << (J ? ", " : "") << K.Ints[J];
-        if (K.IsList)
-          OS << ']';
-      }
-      if (!K.SetBy.empty())
-        OS << " by \"" << K.SetBy << '"';
-      if (K.Line)
-        OS << " @" << K.Line;
-    }
-    OS << ')';
-  }
+  printKnobs(F.Schedule);
   OS << " {\n";
   printStmt(F.Body, 1);
   OS << "}\n";

@@ -10,6 +10,7 @@
 #include "ir/Verifier.h"
 
 #include "ir/IRParser.h"
+#include "ir/Launch.h"
 #include "ir/Printer.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -51,11 +52,6 @@ bool isIdentifier(llvm::StringRef Name) {
 }
 
 bool isArithmeticForbidden(DType T) { return T == DType::F16 || T == DType::BF16; }
-
-/// Threads of one block along x, y, z.
-struct BlockDims {
-  int64_t Dim[3] = {1, 1, 1};
-};
 
 int dimOf(ForKind K) {
   switch (K) {
@@ -109,9 +105,16 @@ private:
   /// Enclosing loops bound to blocks or threads, innermost last.
   std::vector<const ForNode *> GpuLoops;
   unsigned BlockDepth = 0, ThreadDepth = 0;
-  /// Block size of the launch being walked (null outside launches).
-  const BlockDims *Launch = nullptr;
-  llvm::DenseMap<const StmtNode *, BlockDims> Launches;
+  /// The launch being walked (null outside launches): its name and block.
+  struct CurLaunch {
+    std::string Name;
+    int64_t Dim[3];
+  };
+  const CurLaunch *Launch = nullptr;
+  llvm::StringSet<> LaunchNames;
+  /// Statements entered that are not host structure (loops, ifs, local
+  /// allocations): a launch may not sit inside one.
+  unsigned DeviceDepth = 0;
 
   void fail(const llvm::Twine &Msg) {
     Errors.push_back(("in func '" + F.Name + "': " + Msg).str());
@@ -128,8 +131,7 @@ private:
   const Buffer *checkBufferAccess(const std::string &Name, const std::vector<Expr> &Indices,
                                   const Stmt &S, const Expr &E = nullptr);
 
-  void findLaunches(const Stmt &S);
-  void computeLaunch(const Stmt &Root);
+  void checkLaunch(const LaunchNode &N, const Stmt &S);
 
   void checkExpr(const Expr &E);
   void checkStmt(const Stmt &S);
@@ -192,60 +194,37 @@ const Buffer *Verifier::checkBufferAccess(const std::string &Name,
 // Launches
 //===----------------------------------------------------------------------===//
 
-/// Host-level statements (blocks, lets, global allocations) only group
-/// launches; any other statement containing a GPU-bound loop is one launch.
-void Verifier::findLaunches(const Stmt &S) {
-  if (!S)
-    return;
-  switch (S->Kind) {
-  case StmtKind::Block:
-    for (const Stmt &C : static_cast<const BlockNode &>(*S).Stmts)
-      findLaunches(C);
-    return;
-  case StmtKind::Let: findLaunches(static_cast<const LetNode &>(*S).Body); return;
-  case StmtKind::Allocate: {
-    const auto &N = static_cast<const AllocateNode &>(*S);
-    if (N.Buf.Scope == MemScope::Global) {
-      findLaunches(N.Body);
-      return;
-    }
-    break;
-  }
-  default: break;
-  }
-  if (containsLoop(S, isGpuLoop))
-    computeLaunch(S);
-}
-
-void Verifier::computeLaunch(const Stmt &Root) {
-  struct DimCollector : IRVisitor {
-    BlockDims Dims;
-    void visitFor(const ForNode &N) override {
-      std::optional<int64_t> Ext = asConstInt(N.Extent);
-      if (isThreadLoop(N.Loop) && Ext && *Ext > 0 && *Ext <= (int64_t(1) << 31)) {
-        int D = dimOf(N.Loop);
-        Dims.Dim[D] = std::max(Dims.Dim[D], threadsCovered(N.Loop, *Ext));
-      }
-      IRVisitor::visitFor(N);
-    }
-    void visit(const Expr &) override {}
-    using IRVisitor::visit;
-  } C;
-  C.visit(Root);
-  const BlockDims &D = C.Dims;
+/// A launch: at the host level, not nested, uniquely named; its block
+/// (from the one launch analysis) within the limits.
+void Verifier::checkLaunch(const LaunchNode &N, const Stmt &S) {
+  checkName(N.Name, "launch");
+  if (Launch)
+    fail("launch '" + N.Name + "' inside launch '" + Launch->Name + "'", S);
+  else if (DeviceDepth)
+    fail("launch '" + N.Name + "' inside a loop, an if or a non-global allocation (a launch "
+         "runs on the host, between the statements that group launches)",
+         S);
+  if (!LaunchNames.insert(N.Name).second)
+    fail("two launches named '" + N.Name + "'", S);
+  LaunchShape Shape = launchShape(N);
+  for (const std::string &P : Shape.GridProblems)
+    fail("launch '" + N.Name + "' " + P, S);
   static const char *DimName[3] = {"x", "y", "z"};
   for (int I = 0; I < 3; ++I)
-    if (D.Dim[I] > MaxBlockDim[I])
-      fail("launch needs " + llvm::Twine(D.Dim[I]) + " threads along " + DimName[I] +
+    if (Shape.Block[I] > MaxBlockDim[I])
+      fail("launch needs " + llvm::Twine(Shape.Block[I]) + " threads along " + DimName[I] +
                ", more than the limit of " + llvm::Twine(MaxBlockDim[I]),
-           Root);
-  int64_t Total = D.Dim[0] * D.Dim[1] * D.Dim[2];
-  if (Total > MaxThreadsPerBlock)
-    fail("launch needs " + llvm::Twine(Total) + " threads per block (" +
-             llvm::Twine(D.Dim[0]) + " x " + llvm::Twine(D.Dim[1]) + " x " +
-             llvm::Twine(D.Dim[2]) + "), more than " + llvm::Twine(MaxThreadsPerBlock),
-         Root);
-  Launches[Root.get()] = D;
+           S);
+  if (Shape.threads() > MaxThreadsPerBlock)
+    fail("launch needs " + llvm::Twine(Shape.threads()) + " threads per block (" +
+             llvm::Twine(Shape.Block[0]) + " x " + llvm::Twine(Shape.Block[1]) + " x " +
+             llvm::Twine(Shape.Block[2]) + "), more than " + llvm::Twine(MaxThreadsPerBlock),
+         S);
+  CurLaunch Cur{N.Name, {Shape.Block[0], Shape.Block[1], Shape.Block[2]}};
+  const CurLaunch *Saved = Launch;
+  Launch = &Cur;
+  checkStmt(N.Body);
+  Launch = Saved;
 }
 
 //===----------------------------------------------------------------------===//
@@ -439,6 +418,8 @@ void Verifier::checkFor(const ForNode &N, const Stmt &S) {
   }
 
   bool Gpu = isGpuLoop(N.Loop);
+  if (Gpu && !Launch)
+    fail(forKindName(N.Loop) + " loop '" + N.Var + "' outside a launch", S);
   if (Gpu) {
     GpuLoops.push_back(&N);
     (isBlockLoop(N.Loop) ? BlockDepth : ThreadDepth)++;
@@ -509,11 +490,8 @@ void Verifier::checkStmt(const Stmt &S) {
     fail("null statement");
     return;
   }
-  const BlockDims *SavedLaunch = Launch;
-  auto LaunchIt = Launches.find(S.get());
-  if (LaunchIt != Launches.end())
-    Launch = &LaunchIt->second;
-
+  bool Device = !isHostStructure(S) && S->Kind != StmtKind::Launch;
+  DeviceDepth += Device;
   switch (S->Kind) {
   case StmtKind::Block:
     for (const Stmt &C : static_cast<const BlockNode &>(*S).Stmts)
@@ -577,10 +555,11 @@ void Verifier::checkStmt(const Stmt &S) {
       fail("note text must be printable ASCII without '\"'", S);
     break;
   }
+  case StmtKind::Launch: checkLaunch(static_cast<const LaunchNode &>(*S), S); break;
   case StmtKind::AsyncCommit:
   case StmtKind::AsyncWait: break;
   }
-  Launch = SavedLaunch;
+  DeviceDepth -= Device;
 }
 
 std::vector<std::string> Verifier::run() {
@@ -611,7 +590,6 @@ std::vector<std::string> Verifier::run() {
     fail("function has no body");
     return Errors;
   }
-  findLaunches(F.Body);
   checkStmt(F.Body);
   return Errors;
 }

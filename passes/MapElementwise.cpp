@@ -28,8 +28,6 @@ public:
       : F(F), Names(F), Threads(Threads), PinnedItems(PinnedItems), MaxBlocks(MaxBlocks) {}
 
   Stmt map(const Stmt &S) {
-    if (hasGPULoops(S))
-      return S;
     LoopRun Run = outerSerialLoops(S);
     if (Run.Loops.empty() || Run.Inner->Kind != StmtKind::Store)
       return S;
@@ -289,7 +287,8 @@ void mapElementwise(Func &F) {
     Items = knobInt(F, "items_per_thread", 4);
   Mapper M(F, knobInt(F, "threads", MapToGPUThreads), Items,
            knobInt(F, "max_blocks", MapElementwiseMaxBlocks));
-  rewriteNests(F, [&](const Stmt &S) { return M.map(S); });
+  launchNests(F, LaunchClass::Elementwise,
+              [&](const Stmt &S, std::vector<Knob> &) { return M.map(S); });
 }
 
 } // namespace tdsl

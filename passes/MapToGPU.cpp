@@ -20,12 +20,6 @@ public:
   Mapper(Func &F, int64_t Threads) : Names(F), Threads(Threads) {}
 
   Stmt mapNest(const Stmt &S) {
-    if (hasGPULoops(S)) {
-      // A launch already (an earlier pass's or hand-written IR): that pass
-      // chose its own mapping.
-      remark("map-to-gpu", S->SrcLine, "already holds GPU loops; left as it is");
-      return S;
-    }
     LoopRun Run = outerSerialLoops(S);
     unsigned Line = S->SrcLine;
     // Sibling launches may share names (their scopes are disjoint), so the
@@ -63,7 +57,8 @@ private:
 
 void mapToGPU(Func &F) {
   Mapper M(F, knobInt(F, "threads", MapToGPUThreads));
-  rewriteNests(F, [&](const Stmt &S) { return M.mapNest(S); });
+  launchNests(F, LaunchClass::Generic,
+              [&](const Stmt &S, std::vector<Knob> &) { return M.mapNest(S); });
 }
 
 } // namespace tdsl

@@ -1,5 +1,6 @@
 //===- PadShared.cpp - Pad shared tiles' rows off bank conflicts ----------===//
 #include "passes/PadShared.h"
+#include "ir/Launch.h"
 #include "ir/Printer.h"
 #include "passes/PassUtils.h"
 #include "passes/Schedule.h"
@@ -83,8 +84,9 @@ public:
   std::map<const AllocateNode *, BufferUse> Uses;
   std::vector<const AllocateNode *> Order; ///< shared allocs, first seen first
 
-  explicit AccessCollector(const Stmt &Launch) {
-    blockShape(Launch);
+  explicit AccessCollector(const LaunchNode &Launch) {
+    LaunchShape Shape = launchShape(Launch);
+    std::copy(std::begin(Shape.Block), std::end(Shape.Block), Block);
     for (unsigned L = 0; L < WarpSize; ++L)
       Active[L] = L < Block[0] * Block[1] * Block[2];
   }
@@ -169,22 +171,6 @@ private:
   int64_t Block[3] = {1, 1, 1};
   LaneMask Active;
   unsigned VecWidth = 1; ///< elements of the enclosing vectorized loop
-
-  void blockShape(const Stmt &Launch) {
-    struct Dims : IRVisitor {
-      int64_t *Block;
-      explicit Dims(int64_t *B) : Block(B) {}
-      void visitFor(const ForNode &N) override {
-        int64_t Ext = asConstInt(N.Extent).value_or(1);
-        if (isThreadLoop(N.Loop)) {
-          int D = N.Loop == ForKind::ThreadY ? 1 : N.Loop == ForKind::ThreadZ ? 2 : 0;
-          Block[D] = std::max(Block[D], N.Loop == ForKind::Warp ? Ext * WarpSize : Ext);
-        }
-        IRVisitor::visitFor(N);
-      }
-    } V(Block);
-    V.visit(Launch);
-  }
 
   /// The index a thread loop of kind K binds in lane L of warp 0.
   int64_t threadIndex(ForKind K, unsigned L) const {
@@ -429,10 +415,10 @@ protected:
 };
 
 Stmt padLaunch(const Stmt &S, const Knob *Pinned) {
-  if (!hasGPULoops(S))
+  if (S->Kind != StmtKind::Launch)
     return S;
-  AccessCollector C(S);
-  C.walk(S);
+  AccessCollector C(static_cast<const LaunchNode &>(*S));
+  C.walk(static_cast<const LaunchNode &>(*S).Body);
   Padder P;
   for (const AllocateNode *A : C.Order)
     if (std::optional<Choice> Ch = choosePadding(*A, C.Uses[A], Pinned))

@@ -1,5 +1,6 @@
 //===- PassUtils.cpp - What every loop-nest pass needs --------------------===//
 #include "passes/PassUtils.h"
+#include "ir/Launch.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/raw_ostream.h"
@@ -138,6 +139,46 @@ std::string NameTable::fresh(const std::string &Base) {
 
 void rewriteNests(Func &F, const std::function<Stmt(const Stmt &)> &Rewrite) {
   F.Body = rewriteTop(F.Body, Rewrite);
+}
+
+void launchNests(Func &F, LaunchClass Class,
+                 const std::function<Stmt(const Stmt &, std::vector<Knob> &)> &Map) {
+  llvm::StringSet<> Taken;
+  forEachLaunch(F, [&](const LaunchNode &L, const std::vector<const Buffer *> &) {
+    Taken.insert(L.Name);
+  });
+  F.Body = rewriteTop(F.Body, [&](const Stmt &Nest) -> Stmt {
+    if (Nest->Kind == StmtKind::Launch)
+      return Nest;
+    std::vector<Knob> Knobs;
+    Stmt Body = Map(Nest, Knobs);
+    if (Body == Nest)
+      return Nest;
+    // Named after what it computes: the first tensor it writes that it
+    // does not allocate itself.
+    std::string Base = "k";
+    struct Writes : IRVisitor {
+      std::vector<std::string> Stored;
+      llvm::StringSet<> Local;
+      void visitStore(const StoreNode &N) override {
+        if (!Local.count(N.Buffer) && !llvm::is_contained(Stored, N.Buffer))
+          Stored.push_back(N.Buffer);
+        IRVisitor::visitStore(N);
+      }
+      void visitAllocate(const AllocateNode &N) override {
+        Local.insert(N.Buf.Name);
+        IRVisitor::visitAllocate(N);
+      }
+    } W;
+    W.visit(Nest);
+    if (!W.Stored.empty())
+      Base = W.Stored.front();
+    std::string Name = Base;
+    for (unsigned I = 2; Taken.count(Name); ++I)
+      Name = Base + "_" + std::to_string(I);
+    Taken.insert(Name);
+    return launch(Name, Class, Body, std::move(Knobs), Nest->SrcLine);
+  });
 }
 
 bool hasGPULoops(const Stmt &S) {

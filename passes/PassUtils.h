@@ -48,6 +48,15 @@ private:
 /// returns its argument when it leaves the nest alone.
 void rewriteNests(ir::Func &F, const std::function<ir::Stmt(const ir::Stmt &)> &Rewrite);
 
+/// The kernel-class passes' walk: calls Map on each top-level nest of F
+/// that is not a launch yet. Map returns the nest itself to decline it,
+/// else the body of the launch it makes of it, and may add to Knobs the
+/// values it chose for that launch (Knob::SetBy). The launch is named after
+/// the tensor the nest writes (unique in F) and has class Class.
+void launchNests(ir::Func &F, ir::LaunchClass Class,
+                 const std::function<ir::Stmt(const ir::Stmt &Nest,
+                                              std::vector<ir::Knob> &Knobs)> &Map);
+
 /// True if S holds a loop bound to blocks, threads, warps or lanes.
 bool hasGPULoops(const ir::Stmt &S);
 /// True if E (or S) mentions any of Names as a variable.

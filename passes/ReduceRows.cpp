@@ -99,9 +99,6 @@ public:
   }
 
   Stmt rewriteNest(const Stmt &S) {
-    // A launch already: whichever pass made it chose its mapping.
-    if (hasGPULoops(S))
-      return S;
     LoopRun Run = outerSerialLoops(S);
     if (Run.Inner->Kind != StmtKind::Allocate)
       return S;
@@ -395,7 +392,8 @@ private:
 
 void reduceRows(Func &F) {
   RowReducer R(F);
-  rewriteNests(F, [&](const Stmt &S) { return R.rewriteNest(S); });
+  launchNests(F, LaunchClass::RowReduction,
+              [&](const Stmt &S, std::vector<Knob> &) { return R.rewriteNest(S); });
 }
 
 } // namespace tdsl

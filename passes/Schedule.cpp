@@ -27,7 +27,7 @@ const std::vector<KnobSpec> &knobSpecs() {
        "load the next k tile into registers while computing this one (default on)"},
       {"copy_runs", "tile-contraction", "on | off",
        "copy 4-byte operand tiles in runs of 4 along the contiguous index, one 16-byte load "
-       "where a test proves it aligned (default off: 0.9% slower at 4096^3 f32 on the H200)"},
+       "where a test proves it aligned (default off: slower on the H200, bench/RESULTS.md)"},
       {"lane_cols", "tile-contraction", "1 | 2 | 4 | 8 | 16 | 32",
        "columns of the thread grid a warp spans: its lanes form a (32 / N) x N patch "
        "(default 8)"},

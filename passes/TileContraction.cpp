@@ -62,12 +62,15 @@ class Tiler {
 public:
   explicit Tiler(Func &F) : F(F), Names(F) {}
 
-  Stmt tile(const Stmt &Nest);
+  /// The body of Nest's launch, or Nest itself when it is not a
+  /// contraction; Knobs receives what the tiling chose for the backend.
+  Stmt tile(const Stmt &Nest, std::vector<Knob> &Knobs);
 
 private:
   Func &F;
   NameTable Names;
   ContractionSchedule S;
+  std::vector<Knob> *Chosen = nullptr; ///< the launch's knobs, while tiling
 
   // The nest being tiled.
   std::vector<const ForNode *> Batch;
@@ -124,8 +127,6 @@ private:
 
 bool Tiler::match(const Stmt &Nest, std::vector<Stmt> &Pro, std::vector<Stmt> &Epi,
                   Expr &Update) {
-  if (hasGPULoops(Nest))
-    return false;
   LoopRun Run = outerSerialLoops(Nest);
   if (Run.Loops.size() < 2 || Run.Inner->Kind != StmtKind::Allocate)
     return false;
@@ -382,7 +383,8 @@ Stmt Tiler::computeStep(Expr KBase, Expr Steps, bool Full, const Expr &Update, u
   return forLoop(KK, c(0), Steps, ForKind::Serial, block(std::move(Step)), Line);
 }
 
-Stmt Tiler::tile(const Stmt &Nest) {
+Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
+  Chosen = &Knobs;
   std::vector<Stmt> Pro, Epi;
   Expr Update;
   if (!match(Nest, Pro, Epi, Update))
@@ -565,7 +567,7 @@ Stmt Tiler::tile(const Stmt &Nest) {
     K.Key = "min_blocks";
     K.Ints = {S.MinBlocks};
     K.SetBy = "tile-contraction";
-    F.Schedule.push_back(std::move(K));
+    Chosen->push_back(std::move(K));
     Note += "; " + std::to_string(S.MinBlocks) + " resident blocks per SM (min_blocks: " +
             std::to_string(Words) + " registers of tile state per thread leave room)";
   }
@@ -582,7 +584,8 @@ Stmt Tiler::tile(const Stmt &Nest) {
 
 void tileContraction(Func &F) {
   Tiler T(F);
-  rewriteNests(F, [&](const Stmt &S) { return T.tile(S); });
+  launchNests(F, LaunchClass::Contraction,
+              [&](const Stmt &S, std::vector<Knob> &Knobs) { return T.tile(S, Knobs); });
 }
 
 } // namespace tdsl

@@ -86,8 +86,6 @@ public:
   explicit Tiler(Func &F) : Names(F), Tile(knobInt(F, "transpose_tile", DefaultTile)) {}
 
   Stmt tileNest(const Stmt &S) {
-    if (hasGPULoops(S))
-      return S; // another pass's launch; map-to-gpu says so
     LoopRun Run = outerSerialLoops(S);
     if (Run.Loops.size() < 2 || Run.Inner->Kind != StmtKind::Store)
       return S; // a reduction, a scan, a rank-1 map: not a permute
@@ -235,7 +233,8 @@ private:
 
 void tileTranspose(Func &F) {
   Tiler T(F);
-  rewriteNests(F, [&](const Stmt &S) { return T.tileNest(S); });
+  launchNests(F, LaunchClass::Transpose,
+              [&](const Stmt &S, std::vector<Knob> &) { return T.tileNest(S); });
 }
 
 } // namespace tdsl

@@ -1,6 +1,7 @@
 //===- IRTest.cpp - Unit tests of the loop IR, its text form and checks ---===//
 #include "ir/IR.h"
 #include "ir/IRParser.h"
+#include "ir/Launch.h"
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
 #include "passes/Simplify.h"
@@ -218,7 +219,11 @@ TEST(Printer, StatementsAndFunctions) {
   S.Scope = MemScope::Shared;
   S.Padding = {0, 8};
   S.SwizzleBits = 3;
-  Stmt Body = forLoop(
+  Knob MinBlocks;
+  MinBlocks.Key = "min_blocks";
+  MinBlocks.Ints = {2};
+  MinBlocks.SetBy = "tile-contraction";
+  Stmt Body = launch("copy", LaunchClass::Contraction, forLoop(
       "b", intImm(0), var("N"), ForKind::BlockX,
       allocate(S, block({std::make_shared<AsyncCopyNode>(
                              "S", std::vector<Expr>{intImm(0), intImm(0)}, "A",
@@ -226,19 +231,21 @@ TEST(Printer, StatementsAndFunctions) {
                          std::make_shared<AsyncCommitNode>(),
                          std::make_shared<AsyncWaitNode>(0), barrier(6),
                          std::make_shared<CallStmtNode>("fence", std::vector<Expr>{})})),
-      2);
+      2), {MinBlocks}, 2);
   Func F = makeFunc(Body, {param("A", DType::F16, {var("N")}, BufferRole::Input)}, {"N"});
   std::string Out;
   llvm::raw_string_ostream OS(Out);
   printFunc(F, OS);
   EXPECT_EQ(OS.str(), "func f<N>(in A: f16[N]) {\n"
-                      "  for b in 0..N block.x @2 {\n"
-                      "    alloc S: f16[64, 32] shared pad [0, 8] swizzle(3) {\n"
-                      "      async_copy S[0, 0] <- A[b] x 8 @5\n"
-                      "      async_commit\n"
-                      "      async_wait(0)\n"
-                      "      barrier @6\n"
-                      "      call fence()\n"
+                      "  launch copy contraction schedule(min_blocks = 2 by \"tile-contraction\") @2 {\n"
+                      "    for b in 0..N block.x @2 {\n"
+                      "      alloc S: f16[64, 32] shared pad [0, 8] swizzle(3) {\n"
+                      "        async_copy S[0, 0] <- A[b] x 8 @5\n"
+                      "        async_commit\n"
+                      "        async_wait(0)\n"
+                      "        barrier @6\n"
+                      "        call fence()\n"
+                      "      }\n"
                       "    }\n"
                       "  }\n"
                       "}\n");
@@ -418,21 +425,23 @@ TEST(Verifier, FunctionShape) {
 
 TEST(Verifier, AcceptsAValidKernel) {
   std::optional<Module> M = parse(R"(func k<N>(in A: f32[N], out B: f32[N]) {
-  for b in 0..(N + 127) / 128 block.x {
-    alloc S: f32[128] shared pad [1] {
-      for t in 0..128 thread.x {
-        if b * 128 + t < N {
-          S[t] = A[b * 128 + t]
+  launch k0 generic {
+    for b in 0..(N + 127) / 128 block.x {
+      alloc S: f32[128] shared pad [1] {
+        for t in 0..128 thread.x {
+          if b * 128 + t < N {
+            S[t] = A[b * 128 + t]
+          }
         }
-      }
-      barrier
-      for w in 0..4 warp {
-        for l in 0..32 lane {
-          alloc r: f32[1] register {
-            r[0] = S[w * 32 + l]
-            r[0] = r[0] + shfl_xor(r[0], 16)
-            if b * 128 + w * 32 + l < N {
-              B[b * 128 + w * 32 + l] = r[0]
+        barrier
+        for w in 0..4 warp {
+          for l in 0..32 lane {
+            alloc r: f32[1] register {
+              r[0] = S[w * 32 + l]
+              r[0] = r[0] + shfl_xor(r[0], 16)
+              if b * 128 + w * 32 + l < N {
+                B[b * 128 + w * 32 + l] = r[0]
+              }
             }
           }
         }
@@ -499,3 +508,69 @@ TEST(Simplify, ExtentOneLoopsSubstituteTheirVariable) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// LaunchShape: the one analysis of a launch
+
+TEST(LaunchShape, GridBlockSharedAndUses) {
+  std::optional<Module> M = parse(R"(func k<N>(in A: f32[N], out B: f32[N]) {
+  alloc t: f32[N] global {
+    launch t generic {
+      for b in 0..(N + 127) / 128 block.x {
+        alloc S: f32[4, 5] shared pad [0, 3] {
+          alloc H: f16[3] shared {
+            for w in 0..4 warp {
+              for l in 0..32 lane {
+                if aligned(A[0], 16) {
+                  S[0, l % 4] = A[b * 128 + w * 32 + l]
+                }
+              }
+            }
+            for y in 0..2 thread.y {
+              t[b] = 1.0
+            }
+          }
+        }
+      }
+    }
+    launch B elementwise {
+      for b in 0..N block.y {
+        B[b] = t[b]
+      }
+    }
+  }
+}
+)");
+  ASSERT_TRUE(M);
+  std::vector<std::string> Names;
+  std::vector<size_t> Depth;
+  forEachLaunch(M->Funcs[0], [&](const LaunchNode &L, const std::vector<const Buffer *> &A) {
+    Names.push_back(L.Name);
+    Depth.push_back(A.size());
+  });
+  EXPECT_EQ(Names, (std::vector<std::string>{"t", "B"}));
+  EXPECT_EQ(Depth, (std::vector<size_t>{1, 1}));
+
+  Stmt Body = M->Funcs[0].Body;
+  ASSERT_EQ(Body->Kind, StmtKind::Allocate);
+  Stmt Inner = static_cast<const AllocateNode &>(*Body).Body;
+  ASSERT_EQ(Inner->Kind, StmtKind::Block);
+  Stmt First = static_cast<const BlockNode &>(*Inner).Stmts[0];
+  ASSERT_EQ(First->Kind, StmtKind::Launch);
+  LaunchShape S = launchShape(static_cast<const LaunchNode &>(*First));
+  EXPECT_EQ(toString(S.Grid[0]), "(N + 127) / 128");
+  EXPECT_EQ(toString(S.Grid[1]), "1");
+  // A warp loop of 4 covers 128 threads along x; thread.y 2.
+  EXPECT_EQ(S.Block[0], 128);
+  EXPECT_EQ(S.Block[1], 2);
+  EXPECT_EQ(S.threads(), 256);
+  // (4 x (5 + 3)) f32 = 128 B; 3 f16 = 6 B rounded to 16, at offset 128.
+  ASSERT_EQ(S.SharedAllocs.size(), 2u);
+  EXPECT_EQ(S.SharedOffsets, (std::vector<int64_t>{0, 128}));
+  EXPECT_EQ(S.SharedBytes, 144);
+  EXPECT_EQ(S.Buffers, (std::vector<std::string>{"A", "S", "t"}));
+  EXPECT_TRUE(S.Stored.count("t") && S.Stored.count("S") && !S.Stored.count("A"));
+  ASSERT_EQ(S.AlignmentTests.size(), 1u);
+  EXPECT_EQ(S.AlignmentTests[0], (std::pair<std::string, int64_t>{"A", 16}));
+  EXPECT_TRUE(S.GridProblems.empty());
+}

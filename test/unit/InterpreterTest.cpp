@@ -98,7 +98,7 @@ Func kernel1D(std::vector<Buffer> Params, Stmt Body, int64_t Blocks = 1) {
   Func F;
   F.Name = "k";
   F.Params = std::move(Params);
-  F.Body = loop("b", Blocks, ForKind::BlockX, std::move(Body));
+  F.Body = launch("k0", LaunchClass::Generic, loop("b", Blocks, ForKind::BlockX, std::move(Body)));
   return F;
 }
 
@@ -550,8 +550,9 @@ Func tiledGemm() {
                    block({Threads(store("acc", {i(0)}, f(0.0))),
                           loop("kt", binary(BinaryOp::Div, v("K"), i(T)), ForKind::Serial, KStep),
                           Threads(store("C", {Row, Col}, load(DType::F32, "acc", {i(0)})))}))));
-  F.Body = loop("by", binary(BinaryOp::Div, v("M"), i(T)), ForKind::BlockY,
-                loop("bx", binary(BinaryOp::Div, v("N"), i(T)), ForKind::BlockX, Tile));
+  F.Body = launch("C", LaunchClass::Contraction,
+                  loop("by", binary(BinaryOp::Div, v("M"), i(T)), ForKind::BlockY,
+                       loop("bx", binary(BinaryOp::Div, v("N"), i(T)), ForKind::BlockX, Tile)));
   return F;
 }
 
@@ -684,7 +685,7 @@ TEST(InterpreterTest, BlocksOfAGridRunWithTheirOwnSharedMemory) {
   F.Name = "grid";
   F.Params = {param("C", DType::I64, {i(2), i(3)}, BufferRole::Output)};
   Expr Id = add(mul(v("by"), i(3)), v("bx"));
-  F.Body = loop(
+  F.Body = launch("C", LaunchClass::Generic, loop(
       "by", 2, ForKind::BlockY,
       loop("bx", 3, ForKind::BlockX,
            allocate(local("S", DType::I64, {i(1)}, MemScope::Shared),
@@ -694,7 +695,7 @@ TEST(InterpreterTest, BlocksOfAGridRunWithTheirOwnSharedMemory) {
                            loop("t", 4, ForKind::ThreadX,
                                 ifThen(binary(BinaryOp::Eq, v("t"), i(3)),
                                        store("C", {v("by"), v("bx")},
-                                             load(DType::I64, "S", {i(0)}))))}))));
+                                             load(DType::I64, "S", {i(0)}))))})))));
   std::map<std::string, TensorData> Args = {{"C", tensor(DType::I64, {2, 3})}};
   InterpResult R = interpret(F, {}, Args);
   ASSERT_TRUE(R.Ok) << R.Error;

@@ -4,6 +4,7 @@
 // The shared-memory and grid checks are in test/backend/resource-check.tir.
 #include "backend/ResourceCheck.h"
 #include "ir/IRParser.h"
+#include "ir/Launch.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
@@ -41,31 +42,35 @@ TEST(ResourceCheck, PaddingAndAlignmentCount) {
   B.Shape = {ir::intImm(3), ir::intImm(5)};
   B.Padding = {0, 2};
   // 3 * (5 + 2) * 2 = 42 bytes, laid out in 16-byte steps.
-  EXPECT_EQ(sharedAllocBytes(B), 48);
+  EXPECT_EQ(ir::sharedAllocBytes(B), 48);
   B.Shape = {ir::var("M"), ir::intImm(5)};
-  EXPECT_FALSE(sharedAllocBytes(B).has_value());
+  EXPECT_FALSE(ir::sharedAllocBytes(B).has_value());
 }
 
 TEST(ResourceCheck, ThreadsPerBlock) {
   ir::Module M = parseOrDie(R"(func k<M>(in A: f32[M], out C: f32[M]) {
-  for bx in 0..M block.x {
-    for ty in 0..32 thread.y {
-      for tx in 0..64 thread.x {
-        C[0] = A[0]
+  launch wide generic {
+    for bx in 0..M block.x {
+      for ty in 0..32 thread.y {
+        for tx in 0..64 thread.x {
+          C[0] = A[0]
+        }
       }
     }
   }
-  for bx in 0..M block.x {
-    for tz in 0..128 thread.z {
-      C[0] = A[0]
+  launch deep generic {
+    for bx in 0..M block.x {
+      for tz in 0..128 thread.z {
+        C[0] = A[0]
+      }
     }
   }
 })");
   std::vector<std::string> Problems = checkResources(M, "sm_90");
   ASSERT_EQ(Problems.size(), 2u);
-  EXPECT_EQ(Problems[0], "kernel 'k' launch 0 needs 2048 threads per block; at most 1024 are "
+  EXPECT_EQ(Problems[0], "kernel 'k' launch 'wide' needs 2048 threads per block; at most 1024 are "
                          "allowed");
-  EXPECT_EQ(Problems[1], "kernel 'k' launch 1 has a block of 128 threads along z; at most 64 "
+  EXPECT_EQ(Problems[1], "kernel 'k' launch 'deep' has a block of 128 threads along z; at most 64 "
                          "are allowed");
 }
 

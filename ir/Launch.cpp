@@ -1,0 +1,152 @@
+//===- Launch.cpp - The one analysis of a launch: grid, block, shared memory ===//
+#include "ir/Launch.h"
+#include "ir/Simplify.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <algorithm>
+
+namespace tdsl::ir {
+
+namespace {
+
+constexpr int64_t WarpSize = 32;
+
+class ShapeCollector : public IRVisitor {
+public:
+  LaunchShape Shape;
+
+protected:
+  void use(const std::string &B) {
+    if (!llvm::is_contained(Shape.Buffers, B))
+      Shape.Buffers.push_back(B);
+  }
+  void visitVar(const VarNode &N) override { Shape.Vars.insert(N.Name); }
+  void visitLoad(const LoadNode &N) override {
+    use(N.Buffer);
+    IRVisitor::visitLoad(N);
+  }
+  void visitCall(const CallNode &N) override {
+    if (N.Fn == Intrinsic::Aligned) {
+      std::pair<std::string, int64_t> T = {static_cast<const LoadNode &>(*N.Args[0]).Buffer,
+                                           asConstInt(N.Args[1]).value_or(1)};
+      if (!llvm::is_contained(Shape.AlignmentTests, T))
+        Shape.AlignmentTests.push_back(T);
+    }
+    IRVisitor::visitCall(N);
+  }
+  void visitStore(const StoreNode &N) override {
+    use(N.Buffer);
+    Shape.Stored.insert(N.Buffer);
+    IRVisitor::visitStore(N);
+  }
+  void visitAsyncCopy(const AsyncCopyNode &N) override {
+    use(N.Src);
+    use(N.Dst);
+    Shape.Stored.insert(N.Dst);
+    IRVisitor::visitAsyncCopy(N);
+  }
+  void visitAllocate(const AllocateNode &N) override {
+    Shape.LocalBuffers.insert(N.Buf.Name);
+    if (N.Buf.Scope == MemScope::Shared) {
+      if (std::optional<int64_t> Bytes = sharedAllocBytes(N.Buf)) {
+        Shape.SharedAllocs.push_back(&N);
+        Shape.SharedOffsets.push_back(Shape.SharedBytes);
+        Shape.SharedBytes += *Bytes;
+      } else {
+        Shape.NonConstantShared.push_back(N.Buf.Name);
+      }
+    }
+    IRVisitor::visitAllocate(N);
+  }
+  void visitFor(const ForNode &N) override {
+    if (isBlockLoop(N.Loop)) {
+      unsigned D = static_cast<unsigned>(N.Loop) - static_cast<unsigned>(ForKind::BlockX);
+      if (Shape.Grid[D])
+        Shape.GridProblems.push_back("binds " + forKindName(N.Loop).str() + " twice");
+      Shape.Grid[D] = N.Extent;
+    } else if (isThreadLoop(N.Loop)) {
+      std::optional<int64_t> Ext = asConstInt(simplifyExpr(N.Extent));
+      if (!Ext || *Ext <= 0) {
+        Shape.NonConstantThreads.push_back(&N);
+      } else {
+        auto Widen = [](int64_t &Dim, int64_t V) { Dim = std::max(Dim, V); };
+        switch (N.Loop) {
+        case ForKind::ThreadX:
+        case ForKind::Lane: Widen(Shape.Block[0], *Ext); break;
+        case ForKind::Warp: Widen(Shape.Block[0], *Ext * WarpSize); break;
+        case ForKind::ThreadY: Widen(Shape.Block[1], *Ext); break;
+        case ForKind::ThreadZ: Widen(Shape.Block[2], *Ext); break;
+        default: break;
+        }
+      }
+    }
+    IRVisitor::visitFor(N);
+  }
+};
+
+void walkHost(const Stmt &S, std::vector<const Buffer *> &Allocs,
+              const std::function<void(const LaunchNode &, const std::vector<const Buffer *> &)>
+                  &Fn) {
+  if (!S)
+    return;
+  switch (S->Kind) {
+  case StmtKind::Block:
+    for (const Stmt &C : static_cast<const BlockNode &>(*S).Stmts)
+      walkHost(C, Allocs, Fn);
+    return;
+  case StmtKind::Let: walkHost(static_cast<const LetNode &>(*S).Body, Allocs, Fn); return;
+  case StmtKind::Allocate: {
+    const auto &A = static_cast<const AllocateNode &>(*S);
+    if (A.Buf.Scope != MemScope::Global)
+      return;
+    Allocs.push_back(&A.Buf);
+    walkHost(A.Body, Allocs, Fn);
+    Allocs.pop_back();
+    return;
+  }
+  case StmtKind::Launch: Fn(static_cast<const LaunchNode &>(*S), Allocs); return;
+  default: return;
+  }
+}
+
+} // namespace
+
+LaunchShape launchShape(const LaunchNode &L) {
+  ShapeCollector C;
+  C.visit(L.Body);
+  for (Expr &G : C.Shape.Grid)
+    if (!G)
+      G = intImm(1);
+  return std::move(C.Shape);
+}
+
+std::optional<int64_t> sharedAllocBytes(const Buffer &B) {
+  int64_t Elems = 1;
+  for (unsigned D = 0; D < B.rank(); ++D) {
+    std::optional<int64_t> Ext = asConstInt(simplifyExpr(B.Shape[D]));
+    if (!Ext)
+      return std::nullopt;
+    Elems *= *Ext + (D < B.Padding.size() ? B.Padding[D] : 0);
+  }
+  return (Elems * dtypeBytes(B.Type) + 15) / 16 * 16;
+}
+
+void forEachLaunch(
+    const Func &F,
+    const std::function<void(const LaunchNode &, const std::vector<const Buffer *> &)> &Fn) {
+  std::vector<const Buffer *> Allocs;
+  walkHost(F.Body, Allocs, Fn);
+}
+
+bool isHostStructure(const Stmt &S) {
+  switch (S->Kind) {
+  case StmtKind::Block:
+  case StmtKind::Let: return true;
+  case StmtKind::Allocate:
+    return static_cast<const AllocateNode &>(*S).Buf.Scope == MemScope::Global;
+  default: return false;
+  }
+}
+
+} // namespace tdsl::ir

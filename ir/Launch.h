@@ -1,0 +1,84 @@
+//===- Launch.h - The one analysis of a launch: grid, block, shared memory ===//
+//
+// Everything that asks what a launch needs of the GPU reads it here: the
+// interpreter (the grid and block it simulates), the verifier (barriers
+// against the block size), the resource check (limits per arch), the CUDA
+// emitter (the kernel's signature and launch configuration) and
+// `tdslc --emit=report`. So the five cannot disagree on how a warp loop
+// counts or how shared tiles are laid out.
+//
+// Tests: test/ir/verify-errors.tir, test/backend/resource-check.tir,
+// test/unit/IRTest.cpp (LaunchShape)
+//
+//===----------------------------------------------------------------------===//
+#ifndef TDSL_IR_LAUNCH_H
+#define TDSL_IR_LAUNCH_H
+
+#include "ir/IR.h"
+
+#include "llvm/ADT/StringSet.h"
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tdsl::ir {
+
+/// What one launch asks of the GPU and which tensors it touches, read off
+/// its body.
+struct LaunchShape {
+  /// Blocks along x, y, z: the extent of the block loop bound to that
+  /// dimension (1 without one).
+  Expr Grid[3];
+  /// Threads along x, y, z: the widest thread loop bound to it. A warp
+  /// loop of extent W covers 32 * W threads along x, a lane loop its extent.
+  int64_t Block[3] = {1, 1, 1};
+  /// Thread, warp and lane loops whose extent is not a positive constant
+  /// (they do not size the block; the verifier rejects them).
+  std::vector<const ForNode *> NonConstantThreads;
+  /// Problems that make the grid undefined ("binds block.x twice").
+  std::vector<std::string> GridProblems;
+
+  /// Shared tiles, in allocation order, and each one's byte offset in the
+  /// block's shared memory (16-byte aligned, no reuse); their total.
+  std::vector<const AllocateNode *> SharedAllocs;
+  std::vector<int64_t> SharedOffsets;
+  int64_t SharedBytes = 0;
+  /// Shared tiles whose shape is not constant (not counted above).
+  std::vector<std::string> NonConstantShared;
+
+  /// Buffers loaded or stored, in first-use order; those stored; those
+  /// allocated inside the launch; variables read.
+  std::vector<std::string> Buffers;
+  llvm::StringSet<> Stored, LocalBuffers, Vars;
+  /// aligned(X[0], N) tests, each once, in first-use order: the launcher
+  /// computes them and passes them in.
+  std::vector<std::pair<std::string, int64_t>> AlignmentTests;
+
+  int64_t threads() const { return Block[0] * Block[1] * Block[2]; }
+};
+
+/// The shape of launch L.
+LaunchShape launchShape(const LaunchNode &L);
+
+/// The bytes a shared buffer occupies in the block's shared memory:
+/// (shape + padding) elements, rounded up to 16 bytes. nullopt if its
+/// shape is not constant.
+std::optional<int64_t> sharedAllocBytes(const Buffer &B);
+
+/// Calls Fn on each launch of F in the order the host runs them, with the
+/// global allocations around it (outermost first).
+void forEachLaunch(
+    const Func &F,
+    const std::function<void(const LaunchNode &, const std::vector<const Buffer *> &)> &Fn);
+
+/// Whether S is host structure: a block, a let or a global allocation,
+/// which group launches and run on the host.
+bool isHostStructure(const Stmt &S);
+
+} // namespace tdsl::ir
+
+#endif // TDSL_IR_LAUNCH_H
