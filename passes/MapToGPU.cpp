@@ -21,8 +21,8 @@ public:
 
   Stmt mapNest(const Stmt &S) {
     if (hasGPULoops(S)) {
-      // A launch already (an earlier pass's or hand-written IR): that pass
-      // chose its own mapping.
+      // 1. A launch already (an earlier pass's or hand-written IR): that
+      //    pass chose its own mapping.
       remark("map-to-gpu", S->SrcLine, "already holds GPU loops; left as it is");
       return S;
     }
@@ -36,13 +36,14 @@ public:
       T = Names.fresh("t");
     }
     if (Run.Loops.empty()) {
-      // Rank 0: one thread of one block.
+      // 2. Rank 0: one thread of one block.
       return forLoop(BX, intImm(0), intImm(1), ForKind::BlockX,
                      forLoop(TX, intImm(0), intImm(1), ForKind::ThreadX, S, Line), Line);
     }
 
-    // Each loop variable from t, innermost fastest: consecutive threads
-    // touch consecutive elements of a row-major output (coalesced).
+    // 3. Each loop variable from t = bx * Threads + tx, innermost fastest:
+    //    consecutive threads touch consecutive elements of a row-major
+    //    output (coalesced); threads past the total do nothing.
     Expr TVar = var(T);
     Expr Total = flatExtent(Run.Loops);
     Stmt Body = bindFlatIndex(Run.Loops, TVar, Run.Inner);
