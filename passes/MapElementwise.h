@@ -8,12 +8,12 @@
 //   `threads` threads (default 256), several elements per thread in rounds
 //   that read consecutive addresses across the block, every value of a
 //   round computed into registers before its first store, so that several
-//   loads per thread are in flight. Where every 2- or 4-byte tensor along
-//   the innermost loop can move in runs of 16 bytes of the widest of them,
-//   the rounds take such runs through copy loops that vectorize makes single
-//   accesses, under a test that proves them aligned (the else branch takes
-//   the same elements one at a time). Knobs: threads, items_per_thread,
-//   max_blocks. Anything else is left to map-to-gpu.
+//   loads per thread are in flight. Where every tensor accessed along the
+//   innermost loop has 2- or 4-byte elements, the rounds take runs of 16
+//   bytes of the widest (4 or 8 elements) through copy loops that vectorize
+//   makes single accesses, under a test that proves them aligned (the else
+//   branch takes the same elements one at a time). Knobs: threads,
+//   items_per_thread, max_blocks. Anything else is left to map-to-gpu.
 // Why here: after tile-transpose (a permute is a store of one load too, and
 //   the shared tile serves it better); before map-to-gpu, which maps what is
 //   left one thread per output (and is all of -O0).
