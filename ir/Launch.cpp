@@ -1,4 +1,5 @@
-//===- Launch.cpp - The one analysis of a launch: grid, block, shared memory ===//
+//===- Launch.cpp - The one analysis of a launch: grid, block, shared memory
+//===//
 #include "ir/Launch.h"
 #include "ir/Simplify.h"
 
@@ -28,8 +29,9 @@ protected:
   }
   void visitCall(const CallNode &N) override {
     if (N.Fn == Intrinsic::Aligned) {
-      std::pair<std::string, int64_t> T = {static_cast<const LoadNode &>(*N.Args[0]).Buffer,
-                                           asConstInt(N.Args[1]).value_or(1)};
+      std::pair<std::string, int64_t> T = {
+          static_cast<const LoadNode &>(*N.Args[0]).Buffer,
+          asConstInt(N.Args[1]).value_or(1)};
       if (!llvm::is_contained(Shape.AlignmentTests, T))
         Shape.AlignmentTests.push_back(T);
     }
@@ -61,9 +63,11 @@ protected:
   }
   void visitFor(const ForNode &N) override {
     if (isBlockLoop(N.Loop)) {
-      unsigned D = static_cast<unsigned>(N.Loop) - static_cast<unsigned>(ForKind::BlockX);
+      unsigned D = static_cast<unsigned>(N.Loop) -
+                   static_cast<unsigned>(ForKind::BlockX);
       if (Shape.Grid[D])
-        Shape.GridProblems.push_back("binds " + forKindName(N.Loop).str() + " twice");
+        Shape.GridProblems.push_back("binds " + forKindName(N.Loop).str() +
+                                     " twice");
       Shape.Grid[D] = N.Extent;
     } else if (isThreadLoop(N.Loop)) {
       std::optional<int64_t> Ext = asConstInt(simplifyExpr(N.Extent));
@@ -73,11 +77,20 @@ protected:
         auto Widen = [](int64_t &Dim, int64_t V) { Dim = std::max(Dim, V); };
         switch (N.Loop) {
         case ForKind::ThreadX:
-        case ForKind::Lane: Widen(Shape.Block[0], *Ext); break;
-        case ForKind::Warp: Widen(Shape.Block[0], *Ext * WarpSize); break;
-        case ForKind::ThreadY: Widen(Shape.Block[1], *Ext); break;
-        case ForKind::ThreadZ: Widen(Shape.Block[2], *Ext); break;
-        default: break;
+        case ForKind::Lane:
+          Widen(Shape.Block[0], *Ext);
+          break;
+        case ForKind::Warp:
+          Widen(Shape.Block[0], *Ext * WarpSize);
+          break;
+        case ForKind::ThreadY:
+          Widen(Shape.Block[1], *Ext);
+          break;
+        case ForKind::ThreadZ:
+          Widen(Shape.Block[2], *Ext);
+          break;
+        default:
+          break;
         }
       }
     }
@@ -85,9 +98,10 @@ protected:
   }
 };
 
-void walkHost(const Stmt &S, std::vector<const Buffer *> &Allocs,
-              const std::function<void(const LaunchNode &, const std::vector<const Buffer *> &)>
-                  &Fn) {
+void walkHost(
+    const Stmt &S, std::vector<const Buffer *> &Allocs,
+    const std::function<void(const LaunchNode &,
+                             const std::vector<const Buffer *> &)> &Fn) {
   if (!S)
     return;
   switch (S->Kind) {
@@ -95,7 +109,9 @@ void walkHost(const Stmt &S, std::vector<const Buffer *> &Allocs,
     for (const Stmt &C : static_cast<const BlockNode &>(*S).Stmts)
       walkHost(C, Allocs, Fn);
     return;
-  case StmtKind::Let: walkHost(static_cast<const LetNode &>(*S).Body, Allocs, Fn); return;
+  case StmtKind::Let:
+    walkHost(static_cast<const LetNode &>(*S).Body, Allocs, Fn);
+    return;
   case StmtKind::Allocate: {
     const auto &A = static_cast<const AllocateNode &>(*S);
     if (A.Buf.Scope != MemScope::Global)
@@ -105,8 +121,11 @@ void walkHost(const Stmt &S, std::vector<const Buffer *> &Allocs,
     Allocs.pop_back();
     return;
   }
-  case StmtKind::Launch: Fn(static_cast<const LaunchNode &>(*S), Allocs); return;
-  default: return;
+  case StmtKind::Launch:
+    Fn(static_cast<const LaunchNode &>(*S), Allocs);
+    return;
+  default:
+    return;
   }
 }
 
@@ -134,7 +153,8 @@ std::optional<int64_t> sharedAllocBytes(const Buffer &B) {
 
 void forEachLaunch(
     const Func &F,
-    const std::function<void(const LaunchNode &, const std::vector<const Buffer *> &)> &Fn) {
+    const std::function<void(const LaunchNode &,
+                             const std::vector<const Buffer *> &)> &Fn) {
   std::vector<const Buffer *> Allocs;
   walkHost(F.Body, Allocs, Fn);
 }
@@ -142,10 +162,12 @@ void forEachLaunch(
 bool isHostStructure(const Stmt &S) {
   switch (S->Kind) {
   case StmtKind::Block:
-  case StmtKind::Let: return true;
+  case StmtKind::Let:
+    return true;
   case StmtKind::Allocate:
     return static_cast<const AllocateNode &>(*S).Buf.Scope == MemScope::Global;
-  default: return false;
+  default:
+    return false;
   }
 }
 

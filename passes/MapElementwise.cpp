@@ -28,6 +28,8 @@ public:
       : F(F), Names(F), Threads(Threads), PinnedItems(PinnedItems), MaxBlocks(MaxBlocks) {}
 
   Stmt map(const Stmt &S) {
+    // 1. Match: outer serial loops around one store whose value does not
+    //    read the stored buffer.
     LoopRun Run = outerSerialLoops(S);
     if (Run.Loops.empty() || Run.Inner->Kind != StmtKind::Store)
       return S;
@@ -49,6 +51,9 @@ public:
       Val = Names.fresh("val");
       Rnd = Names.fresh("round");
     }
+    // 2. The wide path, if every tensor along the innermost loop can take
+    //    part (widePath), and the scalar path that covers the same elements
+    //    when its test fails, or alone.
     Expr Total = flatExtent(Run.Loops);
     Items = PinnedItems.value_or(4);
     Stmt Wide = widePath(Run, St, Line);
@@ -56,6 +61,8 @@ public:
     // and as many single elements, in rounds of 4, on the scalar one.
     int64_t PerThread = Wide ? Items * Width : Items;
     Stmt Scalar = scalarPath(Run, St, PerThread, Wide ? 4 : Items, Line);
+    // 3. The note, the grid (grid-stride when max_blocks asks for it), the
+    //    block and thread loops.
     std::string What =
         "[map-elementwise] " + std::to_string(PerThread) + " elements per thread, " +
         std::to_string(Threads * PerThread) + " per block, consecutive threads on consecutive " +
@@ -116,11 +123,14 @@ private:
 
   /// The thread's PerThread elements one at a time, in rounds of Count:
   /// each round loads and computes its Count values before it stores them.
+  /// Without a wide path this is the whole launch (U elements in one
+  /// round); beside one it is the else branch, the same W * U elements in
+  /// W U / 4 rounds of 4 (tensors that start mid-allocation, odd rows).
   /// The rounds stay a rolled loop, so the unrolled code holds 2 * Count
   /// elements rather than 2 * PerThread: a value may hold a subroutine call
   /// (an f32 division's slow path), and with all 16 unrolled the registers
   /// live across those calls spilled in softmax's and layernorm's stages
-  /// (8-16 bytes, test/backend/no-spills).
+  /// (test/backend/no-spills).
   Stmt scalarPath(const LoopRun &Run, const StoreNode &St, int64_t PerThread, int64_t Count,
                   unsigned Line) {
     DType VT = St.Value->Type;
@@ -136,14 +146,27 @@ private:
     return Body;
   }
 
-  /// Runs of Width consecutive elements of the innermost loop: each 2- or
-  /// 4-byte tensor read contiguously along it is copied into registers a
-  /// run at a time (vectorize makes the copy one access of up to 16 bytes),
-  /// the values are computed from the registers, and a contiguous output is
-  /// written a run at a time. Null when no access would be wide. Sets
-  /// WideCond: the innermost extent and the rows of the wide tensors are
-  /// multiples of Width, and their first elements aligned to a run.
+  /// Runs of Width consecutive elements of the innermost loop (run q of the
+  /// nest starts at element t = Width q), Width = 16 bytes of the widest
+  /// such tensor: 4 when one has 4-byte elements, 8 when all have 2.
+  /// 1. Each 2- or 4-byte tensor (a parameter or a temporary) read along
+  ///    that loop and nowhere else is a staged load. Every tensor along the
+  ///    loop takes part, or there is no wide path: one left out (f64, i8)
+  ///    would be accessed with a stride of a run, up to 8 times the memory
+  ///    transactions.
+  /// 2. Width, and Items (items_per_thread, by default 16 / Width: 16
+  ///    elements a thread).
+  /// 3. WideCond: the innermost extent and the rows of the wide tensors are
+  ///    multiples of Width, and their first elements aligned to a run
+  ///    (`if Extent % W == 0 && Rows % W == 0 && aligned(X[0, ...], W *
+  ///    bytes) ...`): what proves vectorize's accesses aligned.
+  /// 4. The rounds: each staged load copied into registers by a Width-loop,
+  ///    the value computed from them by another, and a contiguous output
+  ///    written by a third; vectorize makes the copies single accesses of up
+  ///    to 16 bytes.
+  /// Null, with a remark, when no access would be wide.
   Stmt widePath(const LoopRun &Run, const StoreNode &St, unsigned Line) {
+    // 1. The staged loads and the wide store.
     const ForNode &In = *Run.Loops.back();
     auto Stageable = [](DType T) { return dtypeBytes(T) == 4 || dtypeBytes(T) == 2; };
     std::vector<Expr> Staged;
@@ -178,8 +201,8 @@ private:
                  "-byte elements do not move in runs with the others; one element at a time");
       return nullptr;
     }
-    // A run is 16 bytes of the widest wide tensor: 4 elements when any is
-    // 4 bytes (a 2-byte tensor then moves 8 bytes at a time), else 8.
+    // 2. A run is 16 bytes of the widest wide tensor: 4 elements when any
+    // is 4 bytes (a 2-byte tensor then moves 8 bytes at a time), else 8.
     int64_t Widest = WideStore ? dtypeBytes(Out->Type) : 0;
     for (const Expr &L : Staged)
       Widest = std::max<int64_t>(Widest, dtypeBytes(L->Type));
@@ -188,7 +211,7 @@ private:
     if (Ext && *Ext % Width && *Ext % 4 == 0)
       Width = 4; // 8-byte runs of halves rather than none
     // 16 elements per thread unless pinned: runs of 8 halves, 4 per thread,
-    // held 70 registers and spilled in softmax's 64-bit-index stages.
+    // spilled in softmax's 64-bit-index stages.
     Items = PinnedItems.value_or(16 / Width);
     if (asConstInt(In.Min) != 0 || (Ext && *Ext % Width)) {
       remark("map-elementwise", Line,
@@ -197,7 +220,7 @@ private:
       return nullptr;
     }
 
-    // The conditions, each once.
+    // 3. The conditions, each once.
     std::vector<Expr> Conds;
     auto Need = [&](Expr C) {
       if (llvm::none_of(Conds, [&](const Expr &X) { return structurallyEqual(X, C); }))
@@ -243,7 +266,7 @@ private:
       WideWhy += (I ? ", " : "") + Wide[I];
     WideWhy += " are multiples of " + std::to_string(Width) + " and the tensors aligned to a run";
 
-    // Registers: the staged runs and the values, [Items, Width] each.
+    // 4. Registers: the staged runs and the values, [Items, Width] each.
     Expr C = add(var(In.Var), var(V));
     std::vector<Stmt> Copies;
     ExprReplacer R; // each staged load -> its register copy

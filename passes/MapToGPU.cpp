@@ -30,13 +30,14 @@ public:
       T = Names.fresh("t");
     }
     if (Run.Loops.empty()) {
-      // Rank 0: one thread of one block.
+      // 1. Rank 0: one thread of one block.
       return forLoop(BX, intImm(0), intImm(1), ForKind::BlockX,
                      forLoop(TX, intImm(0), intImm(1), ForKind::ThreadX, S, Line), Line);
     }
 
-    // Each loop variable from t, innermost fastest: consecutive threads
-    // touch consecutive elements of a row-major output (coalesced).
+    // 2. Each loop variable from t = bx * Threads + tx, innermost fastest:
+    //    consecutive threads touch consecutive elements of a row-major
+    //    output (coalesced); threads past the total do nothing.
     Expr TVar = var(T);
     Expr Total = flatExtent(Run.Loops);
     Stmt Body = bindFlatIndex(Run.Loops, TVar, Run.Inner);

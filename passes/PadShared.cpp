@@ -55,8 +55,11 @@ struct BufferUse {
 
 int64_t floorDiv(int64_t A, int64_t B) { return A / B - (A % B != 0 && (A < 0) != (B < 0)); }
 
-/// Wavefronts of one access with rows padded by Pad: the worst phase's
-/// most distinct words in one bank.
+/// 2. Wavefronts of one access with rows padded by Pad: the worst phase's
+/// most distinct 4-byte words in one bank. A phase is what the banks serve
+/// at once, a warp's 128 bytes (all 32 lanes of 4-byte accesses, 8 lanes
+/// of 16-byte ones); lanes reading one word are a broadcast; 1 is
+/// conflict-free.
 int64_t wavefronts(const Access &A, const Buffer &B, int64_t Pad) {
   std::vector<int64_t> Stride(B.rank(), 1);
   for (unsigned D = B.rank() - 1; D-- > 0;)
@@ -78,7 +81,11 @@ int64_t wavefronts(const Access &A, const Buffer &B, int64_t Pad) {
   return Worst;
 }
 
-/// Walks one launch as warp 0 would, recording each shared access.
+/// 1. Walks one launch as warp 0 would, recording each load, store and
+/// async copy of a shared buffer: thread, warp and lane variables from the
+/// lane id and the block shape, lets followed, every other loop variable at
+/// its min, block variables at 0. An access whose address does not
+/// evaluate is left out (but still constrains the padding's alignment).
 class AccessCollector {
 public:
   std::map<const AllocateNode *, BufferUse> Uses;
@@ -309,7 +316,9 @@ struct Choice {
   std::string Note;
 };
 
-/// Chooses B's padding from its uses (and the pinned knob), or nothing.
+/// 3. Chooses B's padding from its uses (and the pinned knob), or nothing:
+/// the smallest p with the fewest wavefronts over all accesses, trying only
+/// multiples of the widest access so that wide rows stay aligned.
 std::optional<Choice> choosePadding(const AllocateNode &N, const BufferUse &U, const Knob *Pinned) {
   const Buffer &B = N.Buf;
   unsigned Line = N.SrcLine;
@@ -395,7 +404,7 @@ std::optional<Choice> choosePadding(const AllocateNode &N, const BufferUse &U, c
   return Choice{Best, Note};
 }
 
-/// Applies the choices: the padding, and the note inside the alloc.
+/// 4. Applies the choices: the padding, and the note inside the alloc.
 class Padder : public IRMutator {
 public:
   std::map<const AllocateNode *, Choice> Choices;

@@ -1,27 +1,19 @@
 //===- PadShared.h - Pad shared tiles' rows off bank conflicts ------------===//
 //
-// Requires: valid IR with launches (after the tiling passes, map-to-gpu and
-//   vectorize).
+// Requires: valid IR with launches (after the kernel-class passes,
+//   map-to-gpu and vectorize).
 // Ensures: the same results (padding adds storage, never elements). Each
-//   shared buffer with a constant shape of rank >= 2 and no padding or
+//   shared buffer of rank >= 2 with a constant shape and no padding or
 //   swizzle yet gets the padding p (0..8 elements) of its innermost
-//   dimension that a bank model of its actual accesses prefers: for every
-//   load, store and async copy of it, the words the lanes of warp 0 touch
-//   (thread, warp and lane variables from the lane id and the block shape,
-//   lets followed, every other loop variable at its min, block variables
-//   at 0; an access whose address does not evaluate is left out), and its
-//   wavefronts: the most distinct 4-byte words one bank serves in one
-//   phase (a warp's 128 bytes; 8 lanes of 16-byte accesses), 1 when
-//   conflict-free; lanes reading one word are a broadcast. The smallest p
-//   with the fewest wavefronts over all accesses wins; wide accesses
-//   (vectorize loops, async copies of several elements) admit only p that
-//   keeps their rows aligned (p % width == 0). A chosen p > 0 sets
-//   Buffer::Padding and puts a note saying why at the top of the alloc's
-//   body. Knob `padding`: auto (default), off, or N to force N elements.
-//   A buffer used by a call (an intrinsic with its own layout) is left
-//   alone; every buffer left unpadded gets a remark saying why.
-// Why here: after every pass that creates shared tiles and their accesses
-//   and after vectorize (the alignment its wide accesses need is known),
+//   dimension that a bank model of warp 0's actual accesses prefers: the
+//   fewest wavefronts over all of them, then the smallest p, and only a p
+//   that keeps every wide access's rows aligned. A chosen p > 0 sets the
+//   buffer's padding and puts a note saying why at the top of the alloc's
+//   body. Knob padding: auto (default), off, or N to force N elements. A
+//   buffer a call reads (an intrinsic with its own layout) is left alone;
+//   every buffer left unpadded gets a remark saying why.
+// Why here: after every pass that creates shared tiles and their accesses,
+//   and after vectorize (the alignment its wide accesses need is known);
 //   before unroll, which multiplies the accesses without changing their
 //   pattern.
 //

@@ -292,9 +292,10 @@ Stmt bindFlatIndex(const std::vector<const ForNode *> &Loops, const Expr &Flat, 
                  : K + 2 == Loops.size() ? Loops[K + 1]->Extent
                                          : mul(Loops[K + 1]->Extent, Strides[K + 1]);
   // Outermost first: v_k = Rest / stride_k, Rest = Flat minus what the
-  // loops outside k account for. One division per loop and no %: a 64-bit
-  // division is a subroutine call on the GPU, and registers live across it
-  // are saved to the stack.
+  // loops outside k account for. One division per loop and no %: an
+  // integer division by a run-time divisor is a long instruction sequence
+  // on the GPU (the backend's tdsl_quo for 64 bits; nvcc's own call was
+  // worse, its saved registers spilled), and a % would be a second one.
   std::vector<std::pair<std::string, Expr>> Lets;
   Expr Rest = Flat;
   for (size_t K = 0; K < Loops.size(); ++K) {

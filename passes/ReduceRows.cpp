@@ -98,6 +98,15 @@ public:
       BlockPerRowWord = K->Word;
   }
 
+  // 1. Match the nest: an accumulator, its init, one serial loop folding E
+  //    into it with OP, an epilogue; E's loads contiguous along the loop.
+  //    Declined (with a remark), among others: a reduction along another
+  //    dimension (a column sum) or whose E also moves along the innermost
+  //    row (a 1-D convolution), where one thread per output is coalesced
+  //    already; one over several loops (conv2d); one to a scalar (no rows);
+  //    an accumulator type without warp shuffles; E reading ACC.
+  // 2. Choose one warp or one block per row (choose).
+  // 3. Build the launch (warpPerRow, blockPerRow).
   Stmt rewriteNest(const Stmt &S) {
     LoopRun Run = outerSerialLoops(S);
     if (Run.Inner->Kind != StmtKind::Allocate)
@@ -189,9 +198,10 @@ private:
     return R;
   }
 
-  /// Warp or block per row for Rows rows of Length elements (the rule of
-  /// ReduceRows.h), or nothing with Why set for a knob outside the range
-  /// checkSchedule enforces (only a caller that skipped it passes one).
+  /// Warp or block per row for Rows rows of Length elements (the rule is
+  /// chooseByKnobsAndSizes'), or nothing with Why set for a knob outside
+  /// the range checkSchedule enforces (only a caller that skipped it
+  /// passes one).
   std::optional<Mapping> choose(const Expr &Rows, const Expr &Length, std::string &Why) const {
     std::optional<Mapping> M = chooseByKnobsAndSizes(Rows, Length);
     if (!M)
@@ -207,6 +217,24 @@ private:
     return std::nullopt;
   }
 
+  /// The rule, with L the row length (c's extent), R the row count and N
+  /// the block's threads:
+  /// 1. block_per_row = on | off pins it; a knob of one mapping pinned
+  ///    alone (rows_per_block or reduce_threads) asks for that one.
+  /// 2. L not a constant: a block. Either wrong guess costs up to N / 32
+  ///    (8x) in threads per row: a block on rows shorter than N leaves most
+  ///    of its threads idle, a warp on long rows, when they are few, leaves
+  ///    most of the GPU idle. A length the program leaves open is usually
+  ///    the long axis (the hidden size of softmax or layernorm, thousands
+  ///    of elements), where a block also finishes each row sooner; short
+  ///    axes are usually constants.
+  /// 3. L >= ReduceBlockRowLength: a block; 4 or more elements for each of
+  ///    256 threads pay for the barrier and the second combine.
+  /// 4. R < ReduceFewRows constant and L >= N: a block; with so few rows a
+  ///    warp each fills at most R / 8 of an H200's 132 SMs, and a block
+  ///    each puts N / 32 times the loads in flight per row.
+  /// 5. Otherwise (a short constant row): a warp; many short rows keep the
+  ///    GPU busy with warps alone, and need no shared memory or barrier.
   std::optional<Mapping> chooseByKnobsAndSizes(const Expr &Rows, const Expr &Length) const {
     if (BlockPerRowWord == "on" || BlockPerRowWord == "off")
       return Mapping{BlockPerRowWord == "on", "pinned by block_per_row = " + BlockPerRowWord};
@@ -298,6 +326,12 @@ private:
                             block(R.Epilogue, R.Acc->SrcLine), nullptr, R.Acc->SrcLine));
   }
 
+  /// One warp per row, RowsPerBlock rows a block:
+  /// 1. lane l folds c = l, l + 32, ... into its own ACC (foldShare);
+  /// 2. a shfl_xor butterfly (16 .. 1) gives every lane the total;
+  /// 3. lane 0 runs the epilogue;
+  /// 4. rows beyond the end skip the whole body: the test is uniform per
+  ///    warp, so every shuffle runs on the full warp.
   Stmt warpPerRow(unsigned Line, const LoopRun &Run, const RowReduction &R,
                   const std::string &Reason) {
     takeNames();
@@ -326,6 +360,19 @@ private:
                    Line);
   }
 
+  /// One block of N = Threads threads (W = N / 32 warps) per row:
+  /// 1. thread t folds c = t, t + N, ... (foldShare); a butterfly per warp;
+  /// 2. lane 0 of each warp stores the warp's total in ACC_warps[W]
+  ///    (shared); one barrier;
+  /// 3. warp 0 loads the W totals, a butterfly over the next power of 2
+  ///    >= W combines them, and its lane 0 runs the epilogue:
+  ///
+  ///   for row in 0..R block.x { let r = row { alloc s_warps: f32[8] shared {
+  ///     for warp in 0..8 warp { for lane in 0..32 lane { ... fold, butterfly,
+  ///       if lane == 0 { s_warps[warp] = s[0] } } }
+  ///     barrier
+  ///     for warp in 0..1 warp { for lane in 0..32 lane { alloc s {
+  ///       s[0] = s_warps[lane % 8]; butterfly 4, 2, 1; if lane == 0 { Y[r] = s[0] } } } } } } }
   Stmt blockPerRow(unsigned Line, const LoopRun &Run, const RowReduction &R,
                    const std::string &Reason) {
     takeNames();

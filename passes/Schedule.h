@@ -65,16 +65,15 @@ struct ContractionSchedule {
   /// Load the next k tile into registers while computing this one, and
   /// keep two shared-memory buffers per operand, so that tile k+1 is
   /// stored while tile k is read and one barrier per k tile suffices. On
-  /// by default since the kernel also asks for two resident blocks per SM
-  /// (min_blocks, which keeps the prefetch registers from costing the
-  /// second block): 4096^3 f32 went from 0.81x cuBLAS (neither) to 0.87x
-  /// on the H200, 8192^3 from 0.81x to 0.88x (bench/RESULTS.md).
+  /// by default, together with two resident blocks per SM (min_blocks,
+  /// which keeps the prefetch registers from costing the second block):
+  /// faster on the H200 than neither, and than prefetch without it
+  /// (bench/RESULTS.md).
   bool Prefetch = true;
   /// Copy 4-byte operand tiles in runs of 4 along the contiguous index
   /// (one 16-byte global load each where a test proves it aligned). Off
-  /// by default: on the H200 the 4096^3 f32 GEMM ran 0.9% slower with it
-  /// (3.12 against 3.09 ms, the same ablation run) and 8192^3 the same
-  /// (bench/RESULTS.md); fewer load instructions did not pay there.
+  /// by default: slower on the H200 (bench/RESULTS.md); fewer load
+  /// instructions did not pay there.
   bool CopyRuns = false;
   /// Shared-memory buffers per operand: 2 needs Prefetch; pinning
   /// prefetch = off alone gives 1.

@@ -246,11 +246,13 @@ CopyCoords copyCoords(const ContractionSchedule &S, const Operand &O, const std:
 
 /// With copy_runs = on, runs of 4 elements for a 4-byte operand read along
 /// its fast index from a row-major tensor, when the tile's lines hold
-/// whole runs. Off by default: the 4096^3 f32 GEMM ran 0.9% slower with
-/// them (bench/RESULTS.md). Not for f16
-/// and bf16: runs of 8 halves made the 4096^3 f16 GEMM 3-4% slower on the
-/// H200 (bench/RESULTS.md), the halves unpacked from the 16-byte load and
-/// stored to shared memory one by one.
+/// whole runs and every thread gets whole rounds of them. A run is one
+/// 16-byte load under O.WideCond (rows a multiple of 4, the tensor 16-byte
+/// aligned) and the same 4 elements one at a time elsewhere, so the
+/// prefetch registers are laid out alike on every path and storeNextToTile
+/// needs no branch. Off by default: slower on the H200 (bench/RESULTS.md).
+/// Never for f16 and bf16: runs of 8 halves, unpacked from the 16-byte
+/// load and stored to shared memory one by one, were slower still.
 void Tiler::chooseRun(Operand &O) const {
   const auto &N = static_cast<const LoadNode &>(*O.Load);
   const ForNode *Fast = O.KFastest ? RedLoop : O.RowSide ? RowLoop : ColLoop;
@@ -385,16 +387,25 @@ Stmt Tiler::computeStep(Expr KBase, Expr Steps, bool Full, const Expr &Update, u
 
 Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
   Chosen = &Knobs;
+  // 1. Match: the batch, row and column loops, the accumulator, its init,
+  //    the reduction loop and the operands; anything else is declined with
+  //    a remark (match) and stays for map-to-gpu.
   std::vector<Stmt> Pro, Epi;
   Expr Update;
   if (!match(Nest, Pro, Epi, Update))
     return Nest;
+  // 2. The schedule: the defaults with the pinned knobs, the shared tiles
+  //    sized for the widest operand (contractionSchedule falls back to the
+  //    defaults where the pinned values cannot run).
   int64_t Bytes = 1;
   for (const Operand &O : Ops)
     Bytes = std::max<int64_t>(Bytes, dtypeBytes(O.Type));
   S = contractionSchedule(F, Bytes);
   unsigned Line = Nest->SrcLine;
 
+  // 3. Names: the launch's variables once per function (sibling launches
+  //    have disjoint scopes, so each reads the same names), then per operand
+  //    its copy runs, shared tile, register fragment and prefetch registers.
   if (BX.empty()) {
     BZ = Names.fresh("bz");
     BY = Names.fresh("by");
@@ -412,7 +423,7 @@ Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
     O.Next = Names.fresh(Buf + "_next");
   }
 
-  // Initialization of every output of the thread.
+  // 4. Initialization of the thread's TM x TN accumulators.
   std::vector<Stmt> Body;
   std::string I = Names.fresh("i"), J = Names.fresh("j");
   {
@@ -427,7 +438,17 @@ Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
                            Line));
   }
 
-  // The k loop over tiles.
+  // 5. The loop over k tiles. Each operand's tile is copied by all threads
+  //    together, consecutive threads on consecutive global addresses (k
+  //    fastest when the operand's last index is k, its row or column
+  //    otherwise), zeros outside the tensor. Full tiles run a step loop of
+  //    constant trip count (unrolled later), the last partial tile a
+  //    guarded one. Three forms, by the schedule:
+  //    - stages = 2: tile kt+1 is loaded into registers during tile kt's
+  //      FMAs and stored into the other shared buffer: one barrier a tile;
+  //    - prefetch alone: the same registers, one shared buffer, so a
+  //      barrier before and after the tile's FMAs;
+  //    - neither: copy, barrier, FMAs, barrier.
   Expr KExt = RedLoop->Extent;
   Expr Tiles = ceilDiv(KExt, S.TileK);
   Expr KBase = mul(var(KT), c(S.TileK));
@@ -479,7 +500,8 @@ Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
   }
   Body.push_back(forLoop(KT, c(0), Tiles, ForKind::Serial, block(Loop), Line));
 
-  // The epilogue, for the outputs inside the tensor.
+  // 6. The epilogue, for the outputs inside the tensor: those beyond M or N
+  //    were computed from zeros and are never stored.
   {
     Replacer R;
     R.Acc = Acc;
@@ -496,7 +518,8 @@ Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
                            forLoop(J, c(0), c(S.ThreadN), ForKind::Serial, St, Line), Line));
   }
 
-  // Storage: the accumulators, each operand's tile, registers and prefetch.
+  // 7. Storage: the accumulators, each operand's tile, fragment and
+  //    prefetch registers.
   Stmt Launch = block(std::move(Body));
   int64_t Threads = S.threads();
   const MemScope Reg = MemScope::Register;
@@ -515,10 +538,13 @@ Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
     Launch = allocate(tempBuffer(It->Tile, It->Type, Shape, MemScope::Shared), Launch, Line);
   }
 
-  // Thread coordinates, batch indices, the note.
-  // Thread (tr, tc) of the (BM/TM) x (BN/TN) grid. With lane_cols = LC a
-  // warp's 32 lanes form a (32/LC) x LC patch of it, so its shared-memory
-  // reads of a k step touch 32/LC row groups and LC column groups.
+  // 8. Thread coordinates, batch indices, the note. Thread (tr, tc) of the
+  //    (BM/TM) x (BN/TN) grid owns TM x TN outputs in groups of VW
+  //    consecutive ones, the groups strided across the threads
+  //    (outputOffset), so a warp's shared reads of a k step are contiguous
+  //    (VW wide after vectorize). With lane_cols = LC a warp's 32 lanes form
+  //    a (32/LC) x LC patch of the grid, so those reads touch 32/LC row
+  //    groups and LC column groups.
   int64_t TCT = S.BlockN / S.ThreadN, LC = S.LaneCols ? S.LaneCols : std::min<int64_t>(TCT, 32);
   if (LC == TCT || TCT % LC || (S.BlockM / S.ThreadM) % (32 / LC) || Threads % 32) {
     Launch = letStmt(TR, div(var(TX), c(TCT)), letStmt(TC, mod(var(TX), c(TCT)), Launch, Line),
@@ -552,10 +578,12 @@ Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
   if (!InRuns.empty())
     Note += "; " + InRuns + " copied in runs of 4 consecutive elements a thread, each run one "
             "16-byte load where the rows are a multiple of 4 and the tensor 16-byte aligned";
-  // Two resident blocks per SM hide one block's barrier waits behind the
-  // other's FMAs; ptxas must then keep to 128 registers a thread, which
-  // the tile allows when its accumulators, fragments and prefetched
-  // values take at most 96 of them (the rest: addresses and indices).
+  // 9. Two resident blocks per SM hide one block's barrier waits behind the
+  //    other's FMAs; ptxas must then keep to 128 registers a thread, which
+  //    the tile allows when its accumulators, fragments and prefetched
+  //    values take at most 96 of them (the rest: addresses and indices).
+  //    Unless min_blocks is pinned, the pass hands that to the backend as a
+  //    knob it chose.
   int64_t Words = S.ThreadM * S.ThreadN * ((dtypeBytes(AccType) + 3) / 4);
   for (const Operand &O : Ops) {
     int64_t W = (dtypeBytes(O.Type) + 3) / 4;
@@ -571,6 +599,8 @@ Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
     Note += "; " + std::to_string(S.MinBlocks) + " resident blocks per SM (min_blocks: " +
             std::to_string(Words) + " registers of tile state per thread leave room)";
   }
+  // 10. The GPU loops: threads, then block.x over n, block.y over m and
+  //     block.z over the flattened batch loops.
   Launch = block({note(Note, Line), Launch});
   Launch = forLoop(TX, c(0), c(Threads), ForKind::ThreadX, Launch, Line);
   Launch = forLoop(BX, c(0), ceilDiv(ColLoop->Extent, S.BlockN), ForKind::BlockX, Launch, Line);

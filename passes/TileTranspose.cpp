@@ -85,6 +85,9 @@ class Tiler {
 public:
   explicit Tiler(Func &F) : Names(F), Tile(knobInt(F, "transpose_tile", DefaultTile)) {}
 
+  // 1. Match: the row and column loops, a store along the column, its
+  //    T-load (findTransposedLoad); decline with a remark otherwise.
+  // 2. Stage the T-load through a shared tile (stage).
   Stmt tileNest(const Stmt &S) {
     LoopRun Run = outerSerialLoops(S);
     if (Run.Loops.size() < 2 || Run.Inner->Kind != StmtKind::Store)
@@ -153,6 +156,8 @@ private:
     return nullptr;
   }
 
+  /// The launch: T x 8 threads (tx, ty) per T x T tile, each thread on T / 8
+  /// rows of it (r), so that each has several loads in flight.
   Stmt stage(const Stmt &S, const LoopRun &Run, const StoreNode &St, const Expr &TLoad) {
     unsigned Line = S->SrcLine;
     const ForNode &Row = *Run.Loops[Run.Loops.size() - 2];
@@ -191,11 +196,13 @@ private:
                      forLoop(TX, intImm(0), T, ForKind::ThreadX, Rows, Line), Line);
     };
 
-    // Phase 1: consecutive threads read consecutive j of the T-load.
+    // 1. Consecutive threads read consecutive j of the T-load into the
+    //    tile, guarded by the loop bounds at the tile's edge.
     Stmt Read = EveryThread(Guarded(Coord(Row, BY, var(TX)), Coord(Col, BX, RowInTile),
                                     store(TileName, {RowInTile, var(TX)}, TLoad, Line)));
-    // Phase 2: consecutive threads write consecutive i, reading the tile
-    // across (tile[tx, ...] holds i = tile origin + tx).
+    // 2. After a barrier, consecutive threads write consecutive i, the
+    //    T-load replaced by the tile read across (tile[tx, ...] holds i =
+    //    tile origin + tx); the same guard.
     LoadReplacer FromTile(TLoad, load(TLoad->Type, TileName, {var(TX), RowInTile}));
     Stmt Write =
         EveryThread(Guarded(Coord(Row, BY, RowInTile), Coord(Col, BX, var(TX)),
@@ -203,7 +210,8 @@ private:
     Buffer TileBuf = tempBuffer(TileName, TLoad->Type, {T, T}, MemScope::Shared);
     Stmt Body = allocate(TileBuf, block({Read, barrier(Line), Write}, Line), Line);
 
-    // The batch loops come back as lets of bz, innermost fastest.
+    // 3. The batch loops come back as lets of bz, innermost fastest; then
+    //    the note and the block loops.
     Expr Stride = flatExtent(Batch);
     Body = bindFlatIndex(Batch, var(BZ), Body);
 

@@ -1,24 +1,22 @@
 //===- TileTranspose.h - Stage transposed reads through a shared tile -----===//
 //
-// Requires: valid IR; runs on top-level nests without GPU loops (the naive
-//   lowering), whose outer serial loops are parallel (map-to-gpu's rule).
-// Matches: at least two outer serial loops, the last two the row j and the
-//   column i (any above them are batch loops), around one store whose last
-//   index uses i (writes along i are coalesced when consecutive threads take
-//   consecutive i) and whose value reads a load, the T-load, whose last
-//   index uses j and not i (so the same mapping reads it with a stride).
-// Ensures: the nest becomes one launch of T x 8 threads per block (knob
-//   transpose_tile, default 32) over ceil(M/T) x ceil(N/T) tiles of i and j
-//   (block.x, block.y) and the flattened batch loops (block.z). Phase 1
-//   reads the T-load into an unpadded shared tile with consecutive threads
-//   on consecutive j; after a barrier, phase 2 writes the store with
-//   consecutive threads on consecutive i, the T-load replaced by the tile
-//   read across. Both phases are guarded by the loop bounds; each thread
-//   does T/8 rows. Other loads stay where they are. A nest that does not
-//   match is left unchanged (with a remark when it looked like a permute).
+// Requires: valid IR; nests without GPU loops (the naive lowering), whose
+//   outer serial loops are parallel (map-to-gpu's rule). A nest it takes has
+//   two or more of them, the last two the row j and the column i (any above
+//   are batch loops), around one store whose last index uses i (writes are
+//   coalesced when consecutive threads take consecutive i) and whose value
+//   reads a load, the T-load, whose last index uses j and not i (the same
+//   threads would read it with a stride).
+// Ensures: the same results, from one `launch NAME transpose` of T x 8
+//   threads a block (knob
+//   transpose_tile = T, default 32) per T x T tile of j and i (block.y,
+//   block.x; batch loops flattened into block.z): the T-load goes through a
+//   shared tile, read along j and written along i, both coalesced. Other
+//   loads stay where they are. A nest that does not match is left
+//   unchanged, with a remark when it looked like a permute.
 // Why here: before map-to-gpu, which would map the nest one thread per
 //   output (strided reads); before pad-shared, which pads the tile's rows
-//   because phase 2 reads it by columns.
+//   because the second phase reads it by columns.
 //
 //   for j in 0..N serial {           for by in 0..(N + 31) / 32 block.y { for bx ... block.x {
 //     for i in 0..M serial {    ->     alloc tile: f32[32, 32] shared {

@@ -61,14 +61,20 @@ protected:
     Stmt Body = mutate(N.Body);
     if (N.Loop != ForKind::Serial)
       return Body == N.Body ? S : forLoop(N.Var, N.Min, N.Extent, N.Loop, Body, N.SrcLine, N.Unroll);
+    // Inner loops are decided first (above); then this one.
     std::optional<int64_t> Trip = asConstInt(N.Extent);
     bool InnerLoop = false;
     bool Barrier = holdsBarrierOrLoop(Body, InnerLoop);
+    // 1. Full: a small constant trip count, a body small enough unrolled,
+    //    no barrier inside (its body synchronizes), not marked to stay
+    //    rolled (serial(1)).
     if (Trip && *Trip > 1 && *Trip <= Limit && !Barrier && N.Unroll != 1 &&
         *Trip * unrolledSize(Body, 4096) <= 4096) {
       ++Full;
       return forLoop(N.Var, N.Min, N.Extent, ForKind::Unrolled, Body, N.SrcLine);
     }
+    // 2. Partial: an unknown trip count, innermost, no barrier, no factor
+    //    chosen yet.
     if (!Trip && !InnerLoop && !Barrier && Factor > 1 && N.Unroll == 0) {
       ++Partial;
       return forLoop(N.Var, N.Min, N.Extent, ForKind::Serial, Body, N.SrcLine, Factor);

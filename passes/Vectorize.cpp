@@ -13,6 +13,22 @@ using namespace ir;
 
 namespace {
 
+/// Walks one launch, keeping what makes an access provably aligned: the
+/// enclosing lets (a base is a multiple of W through let-bound variables),
+/// the buffers allocated in it, and the conjuncts of enclosing ifs.
+/// 1. A serial loop whose body ir::vectorCopy matches (one copy of W
+///    consecutive elements, 8 or 16 bytes) is a candidate (visitFor).
+/// 2. Each side must be one of: registers (the backend moves a vector's
+///    components one by one, so no alignment is needed); shared memory
+///    with a constant row length, padding included, that is a multiple of
+///    W and a base that is one (pad-shared keeps its padding a multiple of
+///    the widest access); global memory under facts that prove the first
+///    element aligned, the rows a multiple of W and the base one too
+///    (c = t - r * R with t a multiple of W) (sideOk).
+/// 3. At least one side is in memory; the loop becomes `vectorize`. The
+///    backend writes the memory side as one 8- or 16-byte access: a quarter
+///    (an eighth) of the scalar loop's instructions, and for a warp reading
+///    contiguous 16-byte chunks no bank conflict.
 class Vectorizer : public IRMutator {
 public:
   explicit Vectorizer(const Func &F) : F(F) {}
@@ -134,9 +150,9 @@ private:
     }
   }
 
-  /// One side of the copy: registers always qualify; shared memory when
-  /// its last index is base + v with base a multiple of W, v nowhere else,
-  /// and rows a multiple of W long.
+  /// One side of the copy (step 2): its last index is base + v, v nowhere
+  /// else; then registers always qualify, global and shared memory when
+  /// they are provably aligned.
   bool sideOk(const std::string &Name, const std::vector<Expr> &Idx, const ForNode &L,
               int64_t W) {
     const Buffer *B = buffer(Name);

@@ -1,30 +1,26 @@
 //===- Vectorize.h - 8- and 16-byte shared, global and register accesses --===//
 //
-// Requires: valid IR with launches (after the tiling passes and map-to-gpu).
-// Ensures: the same results (the loop kind changes, nothing else). A serial
-//   loop `for v in 0..W` (8 or 16 bytes: W = 2 or 4 elements of 4 bytes,
-//   W = 4 or 8 elements of 2 bytes, f16 and bf16) whose body is one
-//   copy D[..., base_d + v] = S[..., base_s + v] becomes `vectorize` when
-//   every shared-memory side is provably aligned: its buffer has a constant
-//   shape whose innermost extent is a multiple of W (pad-shared keeps the
-//   padding a multiple of W too) and base is a multiple of W by
-//   construction (a sum of terms with a constant factor divisible by W,
-//   through let-bound variables). Register sides need no alignment (the
-//   backend moves the vector's components one by one). The backend emits
-//   the shared or global side as ONE float4 / float2 (int4 / int2; uint4
-//   / uint2 holding halves) access: a quarter (an eighth) of the load
-//   instructions of the scalar loop, and for a warp reading contiguous
-//   16-byte chunks no bank conflict.
-//   A global side (a parameter or a temporary the launcher allocates) is
-//   wide only inside `if ... && aligned(X[0, 0], W * E) && R % W == 0 ...`
-//   (map-elementwise and tile-contraction write such tests): the test
-//   proves the tensor's first element aligned, its rows (R, the innermost
-//   extent of its shape) a multiple of W, and the base through the same
-//   facts (c = t - r * R with t a multiple of W). A global side not proven
-//   so is declined with a remark.
-// Why here: after every pass that creates loops and before pad-shared,
-//   which must keep the vectorized rows aligned, and unroll, which would
-//   otherwise turn the loop into `unroll`.
+// Requires: valid IR with launches (after the kernel-class passes and
+//   map-to-gpu).
+// Ensures: the same results (only loop kinds change). A serial copy loop
+//   `for v in 0..W { D[..., base_d + v] = S[..., base_s + v] }` of 8 or 16
+//   bytes (W = 2 or 4 elements of 4 bytes, 4 or 8 of 2 bytes) becomes
+//   `vectorize` when every memory side is provably aligned: a shared side
+//   by its constant row length and its base; a global side (a parameter or
+//   a temporary the launcher allocates) only inside an enclosing
+//   `if ... && aligned(X[0, 0], W * E) && R % W == 0 ...` (map-elementwise
+//   and tile-contraction write such tests); a register side always. The
+//   backend emits the memory side as ONE float4 / float2 (int4 / int2; uint4
+//   / uint2 holding halves) access. A side not proven aligned stays scalar,
+//   with a remark.
+// Why here: after every pass that creates loops; before pad-shared, which
+//   must keep the vectorized rows aligned, and unroll, which would otherwise
+//   make the loop `unroll`.
+//
+//   if N % 4 == 0 && aligned(X[0], 16) ... {        if N % 4 == 0 && aligned(X[0], 16) ... {
+//     let t: i64 = (...) * 4 { let i: i64 = t {  ->   let t: i64 = (...) * 4 { let i: i64 = t {
+//       for v in 0..4 serial {                          for v in 0..4 vectorize {
+//         X_run[u, v] = X[i + v] } } } }                  X_run[u, v] = X[i + v] } } } }
 //
 // Test: test/passes/vectorize.tir
 //

@@ -17,8 +17,8 @@ namespace {
 
 ir::Module parseOrDie(llvm::StringRef Text) {
   llvm::SourceMgr SM;
-  unsigned Id = SM.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(Text, "t.tir"),
-                                      llvm::SMLoc());
+  unsigned Id = SM.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(Text, "t.tir"), llvm::SMLoc());
   DiagEngine Diags(SM);
   std::optional<ir::Module> M = ir::parseIRModule(SM, Id, Diags);
   EXPECT_TRUE(M.has_value());
@@ -49,7 +49,8 @@ TEST(Emitter, WritesALaunch) {
 })",
                  &Cuda),
             "");
-  EXPECT_NE(Cuda.find("tdsl_f_Y(float *__restrict__ Y, Index N)"), std::string::npos);
+  EXPECT_NE(Cuda.find("tdsl_f_Y(float *__restrict__ Y, Index N)"),
+            std::string::npos);
   // A one-element register buffer is a scalar.
   EXPECT_NE(Cuda.find("float r;\n"), std::string::npos);
   EXPECT_NE(Cuda.find("Y[b] = r;"), std::string::npos);
@@ -63,14 +64,16 @@ TEST(Emitter, RefusesACallItCannotWrite) {
     }
   }
 })"),
-            "launch 'Y' of 'f' holds 'call mma_sync', which no backend path writes yet");
+            "launch 'Y' of 'f' holds 'call mma_sync', which no backend path "
+            "writes yet");
 }
 
 TEST(Emitter, RefusesStatementsOutsideLaunches) {
   EXPECT_EQ(emit(R"(func f<N>(out Y: f32[N]) {
   Y[0] = 1.0
 })"),
-            "'f' has a statement outside any launch at the host level (only launches and "
+            "'f' has a statement outside any launch at the host level (only "
+            "launches and "
             "global allocations are emitted there)");
 }
 
