@@ -44,6 +44,101 @@ private:
   llvm::StringSet<> &Names;
 };
 
+/// Gives the loop and let variables of a new launch the shortest names
+/// their scope allows. NameTable draws names unique in the whole function
+/// (c, c1, ... c11 for sibling copy loops; bx1 in a second launch), but a
+/// name need only be unique among the names visible where it is bound, so
+/// siblings can share one. A variable is renamed only down to its own base
+/// (c11 -> c or c1 ...), and only when that base is a name the function
+/// uses elsewhere, which is what made NameTable add the digits; a .tdsl
+/// index called i1 beside no i keeps its name.
+class ScopedNamer : public IRMutator {
+public:
+  ScopedNamer(const Func &F, const llvm::StringSet<> &Seen) : Seen(Seen) {
+    for (const std::string &S : F.Sizes)
+      enter(S);
+    for (const Buffer &B : F.Params)
+      enter(B.Name);
+    forEachHostName(F.Body, [&](const std::string &Name) { enter(Name); });
+  }
+
+protected:
+  Stmt visitFor(const ForNode &N, const Stmt &S) override {
+    Expr Min = mutate(N.Min), Ext = mutate(N.Extent);
+    std::string Name = pick(N.Var, N.Body);
+    Stmt Body = Name == N.Var ? N.Body : substitute(N.Body, N.Var, var(Name));
+    enter(Name);
+    Body = mutate(Body);
+    leave(Name);
+    if (Name == N.Var && Min == N.Min && Ext == N.Extent && Body == N.Body)
+      return S;
+    return std::make_shared<ForNode>(Name, Min, Ext, N.Loop, N.Unroll, Body, N.SrcLine);
+  }
+  Stmt visitLet(const LetNode &N, const Stmt &S) override {
+    Expr Value = mutate(N.Value);
+    std::string Name = pick(N.Var, N.Body);
+    Stmt Body = Name == N.Var ? N.Body : substitute(N.Body, N.Var, var(Name, N.Value->Type));
+    enter(Name);
+    Body = mutate(Body);
+    leave(Name);
+    if (Name == N.Var && Value == N.Value && Body == N.Body)
+      return S;
+    return std::make_shared<LetNode>(Name, Value, Body, N.SrcLine);
+  }
+  Stmt visitAllocate(const AllocateNode &N, const Stmt &S) override {
+    enter(N.Buf.Name);
+    Stmt Out = IRMutator::visitAllocate(N, S);
+    leave(N.Buf.Name);
+    return Out;
+  }
+
+private:
+  const llvm::StringSet<> &Seen;
+  llvm::StringMap<unsigned> InScope;
+
+  void enter(const std::string &Name) { ++InScope[Name]; }
+  void leave(const std::string &Name) { --InScope[Name]; }
+  bool visible(const std::string &Name) const {
+    auto It = InScope.find(Name);
+    return It != InScope.end() && It->second;
+  }
+
+  /// The names bound at the host level, around every launch: global
+  /// temporaries and host lets.
+  static void forEachHostName(const Stmt &S, const std::function<void(const std::string &)> &Fn) {
+    if (S->Kind == StmtKind::Block)
+      for (const Stmt &C : static_cast<const BlockNode &>(*S).Stmts)
+        forEachHostName(C, Fn);
+    if (S->Kind == StmtKind::Let) {
+      Fn(static_cast<const LetNode &>(*S).Var);
+      forEachHostName(static_cast<const LetNode &>(*S).Body, Fn);
+    }
+    if (S->Kind == StmtKind::Allocate &&
+        static_cast<const AllocateNode &>(*S).Buf.Scope == MemScope::Global) {
+      Fn(static_cast<const AllocateNode &>(*S).Buf.Name);
+      forEachHostName(static_cast<const AllocateNode &>(*S).Body, Fn);
+    }
+  }
+
+  /// The first of base, base1, ... up to Name that is not visible here and
+  /// not named anywhere in Body (so no variable inside is shadowed).
+  std::string pick(const std::string &Name, const Stmt &Body) {
+    llvm::StringRef Base = llvm::StringRef(Name).rtrim("0123456789");
+    if (Base.size() == Name.size() || Base.empty() || !Seen.count(Base))
+      return Name;
+    llvm::StringSet<> Inside;
+    NameCollector C(Inside);
+    C.visit(Body);
+    for (unsigned I = 0;; ++I) {
+      std::string Cand = I ? (Base + std::to_string(I)).str() : Base.str();
+      if (Cand == Name)
+        return Name;
+      if (!visible(Cand) && !Inside.count(Cand))
+        return Cand;
+    }
+  }
+};
+
 class GPULoopFinder : public IRVisitor {
 public:
   bool Found = false;
@@ -177,6 +272,11 @@ void launchNests(Func &F, LaunchClass Class,
     for (unsigned I = 2; Taken.count(Name); ++I)
       Name = Base + "_" + std::to_string(I);
     Taken.insert(Name);
+    llvm::StringSet<> Seen;
+    NameCollector C(Seen);
+    C.visit(F.Body);
+    C.visit(Body);
+    Body = ScopedNamer(F, Seen).mutate(Body);
     return launch(Name, Class, Body, std::move(Knobs), Nest->SrcLine);
   });
 }

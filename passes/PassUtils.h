@@ -52,7 +52,10 @@ void rewriteNests(ir::Func &F, const std::function<ir::Stmt(const ir::Stmt &)> &
 /// that is not a launch yet. Map returns the nest itself to decline it,
 /// else the body of the launch it makes of it, and may add to Knobs the
 /// values it chose for that launch (Knob::SetBy). The launch is named after
-/// the tensor the nest writes (unique in F) and has class Class.
+/// the tensor the nest writes (unique in F) and has class Class. Its loop
+/// and let variables are then renamed to the shortest names their scope
+/// allows (c11 -> c where no other c is visible), so that sibling loops
+/// and sibling launches share short names (test/passes/scoped-names.test).
 void launchNests(ir::Func &F, ir::LaunchClass Class,
                  const std::function<ir::Stmt(const ir::Stmt &Nest,
                                               std::vector<ir::Knob> &Knobs)> &Map);
