@@ -10,8 +10,11 @@
 //   tdslc --print-include-dir            where tdsl/runtime.h lives
 //   ... -MD [-MF FILE]                   also a make depfile for -o
 //   ... --dump-dir=DIR                   the IR after each pass, DIR/NN-<pass>.tir
+//   ... --print-ir-after[-all|-change], --time-passes, --verify-each
+//                                        the pass manager's (passes/PassManager.h)
 //
-// Exit status: 0 on success, 1 on a user error or a failed check.
+// Exit status: 0 on success, 1 on a user error or a failed check, 2 when a
+// pass produced IR the verifier rejects (a compiler bug).
 //
 //===----------------------------------------------------------------------===//
 #include "backend/CudaEmitter.h"
@@ -20,8 +23,8 @@
 #include "frontend/Lower.h"
 #include "ir/Diagnostics.h"
 #include "ir/Printer.h"
-#include "ir/Verifier.h"
 #include "passes/Pass.h"
+#include "passes/PassManager.h"
 #include "passes/PassUtils.h"
 #include "passes/Schedule.h"
 #include "driver/Check.h"
@@ -39,6 +42,7 @@
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <functional>
 
@@ -131,14 +135,6 @@ cl::opt<std::string> DepfileName("MF", cl::desc("The depfile -MD writes (default
                                                 "with .d)"),
                                  cl::value_desc("file"), cl::cat(TdslcCategory));
 
-cl::opt<std::string> PrintIRAfter("print-ir-after",
-                                  cl::desc("Print the IR to stderr after the named pass"),
-                                  cl::value_desc("pass"), cl::cat(TdslcCategory));
-
-cl::opt<bool> PrintIRAfterAll("print-ir-after-all",
-                              cl::desc("Print the IR to stderr after lowering and every pass"),
-                              cl::cat(TdslcCategory));
-
 cl::list<std::string> DisabledPasses("disable-pass",
                                      cl::desc("Leave a pass out of the pipeline (repeatable)"),
                                      cl::value_desc("pass"), cl::CommaSeparated,
@@ -156,11 +152,6 @@ cl::list<std::string> ScheduleKnobs(
 
 /// The --schedule knobs, parsed.
 std::vector<ir::Knob> CommandLineKnobs;
-
-cl::opt<std::string> DumpDir("dump-dir",
-                             cl::desc("Write the IR after lowering and after each pass to "
-                                      "DIR/NN-<pass>.tir"),
-                             cl::value_desc("dir"), cl::cat(TdslcCategory));
 
 constexpr const char *Version = "0.1.0";
 
@@ -190,24 +181,6 @@ int writeDepfileIfAsked() {
   return 0;
 }
 
-/// With --dump-dir, writes IR as DIR/NN-<Stage>.tir; a file that cannot be
-/// written ends tdslc (the directory was checked before compiling).
-void dumpIR(const ir::Module &IR, unsigned Index, StringRef Stage) {
-  if (DumpDir.empty())
-    return;
-  SmallString<256> Path(DumpDir);
-  sys::path::append(Path, formatv("{0:2}-{1}.tir", Index, Stage).str());
-  std::error_code EC;
-  raw_fd_ostream OS(Path, EC, sys::fs::OF_Text);
-  if (!EC)
-    ir::printModule(IR, OS);
-  if (EC || OS.has_error()) {
-    errs() << "tdslc: error: cannot write '" << Path << "'\n";
-    OS.clear_error();
-    std::exit(1);
-  }
-}
-
 /// Writes through Print to -o (stdout by default); the file is kept only if
 /// the whole output was produced.
 int writeOutput(const std::function<void(raw_ostream &)> &Print) {
@@ -230,37 +203,25 @@ int writeOutput(const std::function<void(raw_ostream &)> &Print) {
   return writeDepfileIfAsked();
 }
 
-/// Lowers and runs the pipeline, verifying after every pass: a verifier
-/// failure there is a compiler bug, never the user's.
-ir::Module compileToIR(const ast::Module &M, const std::vector<std::string> &Pipeline,
-                       DiagEngine &Diags) {
+/// The exit status of a pass manager's failure: 1 for the user's (a dump
+/// folder that cannot be written), 2 for a compiler bug.
+constexpr int ExitInternalError = 2;
+
+/// Lowers and runs the pipeline through the pass manager (the verifier
+/// after each pass, and the --print-ir-after, --dump-dir and --time-passes
+/// options). Null after a failure it reported, with ExitStatus set.
+std::optional<ir::Module> compileToIR(const ast::Module &M,
+                                      const std::vector<std::string> &Pipeline,
+                                      DiagEngine &Diags, int &ExitStatus) {
   ir::Module IR = lowerModule(M, [&](SMLoc L) { return Diags.lineOf(L); });
   for (ir::Func &F : IR.Funcs)
     llvm::append_range(F.Schedule, CommandLineKnobs);
-  auto Verify = [&](const char *After) {
-    std::vector<std::string> Problems = ir::verifyModule(IR);
-    if (!Problems.empty())
-      TDSL_UNREACHABLE(Twine("invalid IR after ") + After + ": " + Problems.front());
-  };
-  Verify("lowering");
-  unsigned Stage = 0;
-  dumpIR(IR, Stage++, "lower");
-  auto PrintAfter = [&](StringRef Stage) {
-    if (!PrintIRAfterAll && PrintIRAfter != Stage)
-      return;
-    errs() << "// -----// IR Dump After " << Stage << " //----- //\n";
-    ir::printModule(IR, errs());
-  };
-  PrintAfter("lower");
-  for (const std::string &Name : Pipeline) {
-    const PassInfo *P = findPass(Name);
-    for (ir::Func &F : IR.Funcs)
-      P->Run(F);
-    Verify(P->Name);
-    dumpIR(IR, Stage++, P->Name);
-    PrintAfter(P->Name);
-  }
-  return IR;
+  PassManager PM(Pipeline, passManagerOptions(), "tdslc");
+  PassManagerStatus Status = PM.run(IR, "lower");
+  if (Status == PassManagerStatus::Ok)
+    return IR;
+  ExitStatus = Status == PassManagerStatus::InternalError ? ExitInternalError : 1;
+  return std::nullopt;
 }
 
 /// Rejects impossible schedules before any pass runs: at the schedule
@@ -449,6 +410,7 @@ int compileWithNvcc(const ast::Module &AST, const ir::Module &IR, SourceMgr &SM,
 
 int main(int Argc, char **Argv) {
   InitLLVM Init(Argc, Argv);
+  registerPassManagerOptions(TdslcCategory);
   cl::HideUnrelatedOptions(TdslcCategory);
   cl::SetVersionPrinter([](raw_ostream &OS) { OS << "tdslc version " << Version << "\n"; });
   cl::ParseCommandLineOptions(Argc, Argv,
@@ -486,9 +448,9 @@ int main(int Argc, char **Argv) {
     }
     llvm::erase_value(Pipeline, Name);
   }
-  if (!PrintIRAfter.empty() && PrintIRAfter != "lower" && !findPass(PrintIRAfter)) {
-    errs() << "tdslc: error: unknown pass '" << PrintIRAfter
-           << "' in --print-ir-after (see --list-passes; 'lower' is the lowering)\n";
+  if (std::string Problem = PassManager::checkOptions(passManagerOptions(), "lower");
+      !Problem.empty()) {
+    errs() << "tdslc: error: " << Problem << "\n";
     return 1;
   }
   ExePath = mainExecutablePath(Argv[0]);
@@ -499,12 +461,6 @@ int main(int Argc, char **Argv) {
   if (WriteDepfile && OutputFilename == "-") {
     errs() << "tdslc: error: -MD needs -o (the depfile's target)\n";
     return 1;
-  }
-  if (!DumpDir.empty()) {
-    if (std::error_code EC = sys::fs::create_directories(DumpDir)) {
-      errs() << "tdslc: error: cannot create '" << DumpDir << "': " << EC.message() << "\n";
-      return 1;
-    }
   }
   if (ListPasses) {
     for (const PassInfo &P : allPasses())
@@ -580,40 +536,32 @@ int main(int Argc, char **Argv) {
     return Rc ? Rc : (Ok ? 0 : 1);
   }
 
-  switch (emitKind()) {
-  case EmitKind::AST:
+  if (emitKind() == EmitKind::AST)
     return writeOutput([&](raw_ostream &OS) { printAST(*M, OS); });
-  case EmitKind::IR: {
-    ir::Module IR = compileToIR(*M, {}, Diags);
-    return writeOutput([&](raw_ostream &OS) { ir::printModule(IR, OS); });
-  }
-  case EmitKind::Loops: {
-    ir::Module IR = compileToIR(*M, Pipeline, Diags);
-    return writeOutput([&](raw_ostream &OS) { ir::printModule(IR, OS); });
-  }
+  int ExitStatus = 1;
+  std::optional<ir::Module> IR =
+      compileToIR(*M, emitKind() == EmitKind::IR ? std::vector<std::string>() : Pipeline, Diags,
+                  ExitStatus);
+  if (!IR)
+    return ExitStatus;
+  if (emitKind() == EmitKind::IR || emitKind() == EmitKind::Loops)
+    return writeOutput([&](raw_ostream &OS) { ir::printModule(*IR, OS); });
+  if (!fitsTarget(*IR))
+    return 1;
+  switch (emitKind()) {
   case EmitKind::CUDA:
-  case EmitKind::Header: {
-    ir::Module IR = compileToIR(*M, Pipeline, Diags);
-    if (!fitsTarget(IR))
-      return 1;
-    return emitCudaFiles(IR, SM, BufferID, emitKind() == EmitKind::Header);
-  }
-  case EmitKind::Obj: {
-    ir::Module IR = compileToIR(*M, Pipeline, Diags);
-    if (!fitsTarget(IR))
-      return 1;
-    return compileWithNvcc(*M, IR, SM, BufferID, nullptr);
-  }
+  case EmitKind::Header:
+    return emitCudaFiles(*IR, SM, BufferID, emitKind() == EmitKind::Header);
+  case EmitKind::Obj:
+    return compileWithNvcc(*M, *IR, SM, BufferID, nullptr);
   case EmitKind::Report: {
-    ir::Module IR = compileToIR(*M, Pipeline, Diags);
-    if (!fitsTarget(IR))
-      return 1;
     ReportOptions R;
     R.Sizes = CheckOpts.Sizes;
     if (CheckOpts.DefaultSize)
       R.DefaultSize = *CheckOpts.DefaultSize;
-    return compileWithNvcc(*M, IR, SM, BufferID, &R);
+    return compileWithNvcc(*M, *IR, SM, BufferID, &R);
   }
+  default:
+    return 1;
   }
-  return 1;
 }
