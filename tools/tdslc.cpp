@@ -1,7 +1,13 @@
 //===- tdslc.cpp - The tdslc driver: a .tdsl file in, one stage's text out ===//
 //
 //   tdslc FILE --emit=ast                the checked syntax tree
-//   tdslc FILE --emit=ir [-O0..3]        the loop IR after the pipeline
+//   tdslc FILE --emit=ir                 the loop IR as lowered, before any pass
+//   tdslc FILE [--emit=loops] [-O0..3]   the loop IR after the pipeline:
+//                                        -O0 map-to-gpu only, -O1 the
+//                                        kernel-class passes and simplify,
+//                                        -O2 = -O3 every pass
+//   tdslc FILE -o OUT.{cu,h,o,ptx,tir}   without --emit, the extension picks
+//                                        the output (any other is an error)
 //   tdslc FILE --check --sizes M=33,...  every kernel, every stage, vs the
 //                                        reference evaluator
 //   tdslc FILE --dump-io=DIR --sizes ... inputs, reference outputs and
@@ -63,19 +69,25 @@ cl::opt<std::string> OutputFilename("o", cl::desc("Output file (default: stdout)
                                     cl::cat(TdslcCategory));
 
 /// The stage whose text tdslc writes.
-enum class EmitKind { AST, IR, Loops, CUDA, Header, Obj, Report };
+enum class EmitKind { AST, IR, Loops, CUDA, Header, Obj, PTX, Report };
 
 cl::opt<EmitKind> Emit(
-    "emit", cl::desc("What to write"), cl::init(EmitKind::Loops),
+    "emit",
+    cl::desc("What to write (default: what the -o extension names, .cu .h .o .ptx .tir; the "
+             "loop IR on stdout)"),
+    cl::init(EmitKind::Loops),
     cl::values(clEnumValN(EmitKind::AST, "ast", "The checked syntax tree"),
                clEnumValN(EmitKind::IR, "ir",
                           "The loop IR as lowered: one loop nest per statement, before any pass"),
-               clEnumValN(EmitKind::Loops, "loops", "The loop IR after the pass pipeline"),
-               clEnumValN(EmitKind::CUDA, "cuda",
-                          "CUDA C++ kernels and C launchers (the default for -o *.cu)"),
-               clEnumValN(EmitKind::Header, "header", "The C header declaring the launchers"),
+               clEnumValN(EmitKind::Loops, "loops",
+                          "The loop IR after the pass pipeline (-o *.tir)"),
+               clEnumValN(EmitKind::CUDA, "cuda", "CUDA C++ kernels and C launchers (-o *.cu)"),
+               clEnumValN(EmitKind::Header, "header",
+                          "The C header declaring the launchers (-o *.h)"),
                clEnumValN(EmitKind::Obj, "obj",
-                          "An object file: the CUDA compiled by nvcc (with --header, the header too)"),
+                          "An object file: the CUDA compiled by nvcc (with --header, the header "
+                          "too) (-o *.o)"),
+               clEnumValN(EmitKind::PTX, "ptx", "The CUDA compiled by nvcc -ptx (-o *.ptx)"),
                clEnumValN(EmitKind::Report, "report",
                           "Per kernel: launches, shared memory, registers and spills "
                           "(ptxas -v), FLOPs, bytes and their ratio")),
@@ -88,17 +100,38 @@ cl::opt<std::string> HeaderFilename("header",
 cl::opt<std::string> Arch("arch", cl::desc("Target GPU: sm_75 and newer (default sm_90)"),
                           cl::value_desc("sm_XY"), cl::init("sm_90"), cl::cat(TdslcCategory));
 
-/// What to write: --emit when given; CUDA for "-o FILE.cu"; IR otherwise.
-EmitKind emitKind() {
-  if (!Emit.getNumOccurrences() && StringRef(OutputFilename).endswith(".cu"))
-    return EmitKind::CUDA;
-  return Emit;
+/// The output kinds -o's extension selects without --emit.
+const std::pair<const char *, EmitKind> EmitKindOfExtension[] = {
+    {".cu", EmitKind::CUDA}, {".h", EmitKind::Header}, {".o", EmitKind::Obj},
+    {".ptx", EmitKind::PTX}, {".tir", EmitKind::Loops},
+};
+
+/// What to write: --emit when given, else what -o's extension names, else
+/// (stdout) the loop IR. None for an -o without a known extension: a build
+/// rule writing "kernels.o" must not get loop-IR text under that name.
+std::optional<EmitKind> emitKind() {
+  // Output thrown away, kept for its side effects (--print-ir-after):
+  // the whole pipeline runs.
+  if (Emit.getNumOccurrences() || OutputFilename == "-" || OutputFilename == "/dev/null")
+    return Emit.getValue();
+  StringRef Ext = sys::path::extension(OutputFilename);
+  for (const auto &[Known, Kind] : EmitKindOfExtension)
+    if (Ext == Known)
+      return Kind;
+  return std::nullopt;
 }
 
-cl::opt<unsigned> OptLevel("O", cl::desc("Optimization level: 0 (naive) to 3"),
-                           cl::Prefix, cl::init(2), cl::cat(TdslcCategory));
+cl::opt<unsigned> OptLevel(
+    "O",
+    cl::desc("Optimization level (default 2): -O0 one thread per output element (map-to-gpu "
+             "only); -O1 the kernel-class passes (tile-contraction, reduce-rows, "
+             "tile-transpose, map-elementwise, map-to-gpu) and simplify; -O2 and -O3 (the "
+             "same) add the refinements vectorize, pad-shared and unroll"),
+    cl::Prefix, cl::init(2), cl::cat(TdslcCategory));
 
-cl::opt<bool> ListPasses("list-passes", cl::desc("Print the pass pipeline and exit"),
+cl::opt<bool> ListPasses("list-passes",
+                         cl::desc("Print the passes that -O and --disable-pass select, in "
+                                  "order, and exit"),
                          cl::cat(TdslcCategory));
 
 cl::opt<bool> Check("check",
@@ -142,13 +175,13 @@ cl::list<std::string> DisabledPasses("disable-pass",
 
 cl::opt<bool> Remarks("remarks",
                       cl::desc("Print a remark where a pass declines a kernel, and why"),
-                      cl::init(false));
+                      cl::init(false), cl::cat(TdslcCategory));
 
 cl::list<std::string> ScheduleKnobs(
     "schedule",
     cl::desc("Pin a schedule knob in every kernel, over its schedule block (KEY=VALUE, e.g. "
              "block_tile=[64,64]; repeatable; the keys are in dsl/LANGUAGE.md)"),
-    cl::value_desc("key=value"));
+    cl::value_desc("key=value"), cl::cat(TdslcCategory));
 
 /// The --schedule knobs, parsed.
 std::vector<ir::Knob> CommandLineKnobs;
@@ -322,14 +355,15 @@ struct ScratchDir {
   }
 };
 
-/// --emit=obj and --emit=report: emits the CUDA into a scratch folder and
-/// runs nvcc on it, to an object file (and --header) or to ptxas -v's
-/// numbers for the report. nvcc is $CUDACXX, then PATH, then
+/// --emit=obj, --emit=ptx and --emit=report: emits the CUDA into a scratch
+/// folder and runs nvcc on it, to an object file (and --header), to PTX, or
+/// to ptxas -v's numbers for the report. nvcc is $CUDACXX, then PATH, then
 /// /usr/local/cuda/bin/nvcc; its failure is tdslc's (exit 1, its output
 /// shown).
 int compileWithNvcc(const ast::Module &AST, const ir::Module &IR, SourceMgr &SM,
-                    unsigned BufferID, const ReportOptions *Report) {
-  if (!Report && OutputFilename == "-") {
+                    unsigned BufferID, EmitKind Kind, const ReportOptions *Report) {
+  // nvcc writes the object itself; PTX is text and may go to stdout.
+  if (Kind == EmitKind::Obj && OutputFilename == "-") {
     errs() << "tdslc: error: --emit=obj needs -o\n";
     return 1;
   }
@@ -372,12 +406,17 @@ int compileWithNvcc(const ast::Module &AST, const ir::Module &IR, SourceMgr &SM,
   }
   std::vector<std::string> Args = {Nvcc, "-std=c++17", "-I" + tdslIncludeDir(ExePath)};
   SmallString<128> Product(Scratch.Path);
+  StringRef Sm = StringRef(Arch).startswith("sm_") ? StringRef(Arch).drop_front(3)
+                                                    : StringRef(Arch);
   if (Report) {
     // Device code only: ptxas -v is all the report needs from nvcc.
     sys::path::append(Product, Stem + ".cubin");
-    StringRef Sm = StringRef(Arch).startswith("sm_") ? StringRef(Arch).drop_front(3)
-                                                      : StringRef(Arch);
     Args.insert(Args.end(), {"-cubin", "-arch=sm_" + Sm.str(), "-Xptxas", "-v"});
+  } else if (Kind == EmitKind::PTX) {
+    // Through the scratch folder, so that -o - and a failed nvcc leave no
+    // partial file behind.
+    sys::path::append(Product, Stem + ".ptx");
+    Args.insert(Args.end(), {"-ptx", "-arch=compute_" + Sm.str()});
   } else {
     Product = OutputFilename.getValue();
     Args.push_back("-c");
@@ -392,7 +431,7 @@ int compileWithNvcc(const ast::Module &AST, const ir::Module &IR, SourceMgr &SM,
     else
       errs() << "tdslc: error: nvcc failed (exit status " << Run.Status << ") on the CUDA "
              << "emitted for '" << InputFilename << "'\n";
-    if (!Report)
+    if (Kind == EmitKind::Obj)
       sys::fs::remove(OutputFilename);
     return 1;
   }
@@ -400,6 +439,15 @@ int compileWithNvcc(const ast::Module &AST, const ir::Module &IR, SourceMgr &SM,
     ReportOptions R = *Report;
     R.Ptxas = parsePtxasVerbose(Run.Output);
     return writeOutput([&](raw_ostream &OS) { printReport(AST, IR, R, OS); });
+  }
+  if (Kind == EmitKind::PTX) {
+    ErrorOr<std::unique_ptr<MemoryBuffer>> Ptx = MemoryBuffer::getFile(Product, /*IsText=*/true);
+    if (!Ptx) {
+      errs() << "tdslc: error: cannot read the PTX nvcc wrote: " << Ptx.getError().message()
+             << "\n";
+      return 1;
+    }
+    return writeOutput([&](raw_ostream &OS) { OS << (*Ptx)->getBuffer(); });
   }
   if (!HeaderFilename.empty() && !writeHeaderFile(IR, Opts))
     return 1;
@@ -426,11 +474,22 @@ int main(int Argc, char **Argv) {
            << "' (tdslc supports sm_75 and newer)\n";
     return 1;
   }
-  if (!HeaderFilename.empty() && emitKind() != EmitKind::CUDA && emitKind() != EmitKind::Obj) {
+  // The extension decides only where tdslc writes a stage: --check and
+  // --dump-io write their own report, --list-passes and
+  // --print-include-dir a line.
+  std::optional<EmitKind> KindOrNone = emitKind();
+  if (!KindOrNone && !Check && DumpIO.empty() && !ListPasses && !PrintIncludeDir) {
+    errs() << "tdslc: error: cannot tell what to write from the name '" << OutputFilename
+           << "': without --emit, -o takes .cu (CUDA), .h (header), .o (object), .ptx (PTX) "
+              "or .tir (loop IR)\n";
+    return 1;
+  }
+  EmitKind Kind = KindOrNone.value_or(EmitKind::Loops);
+  RemarksEnabled = Remarks;
+  if (!HeaderFilename.empty() && Kind != EmitKind::CUDA && Kind != EmitKind::Obj) {
     errs() << "tdslc: error: --header only applies to --emit=cuda and --emit=obj\n";
     return 1;
   }
-  RemarksEnabled = Remarks;
   for (const std::string &Text : ScheduleKnobs) {
     std::string Error;
     std::optional<ir::Knob> K = parseKnob(Text, Error);
@@ -463,8 +522,8 @@ int main(int Argc, char **Argv) {
     return 1;
   }
   if (ListPasses) {
-    for (const PassInfo &P : allPasses())
-      outs() << format("%-18s", P.Name) << P.Summary << "\n";
+    for (const std::string &Name : Pipeline)
+      outs() << format("%-18s", Name.c_str()) << findPass(Name)->Summary << "\n";
     return 0;
   }
   if (InputFilename.empty()) {
@@ -484,7 +543,7 @@ int main(int Argc, char **Argv) {
       errs() << "tdslc: error: " << Problem << "\n";
       return 1;
     }
-  } else if (emitKind() == EmitKind::Report && !Sizes.empty()) {
+  } else if (Kind == EmitKind::Report && !Sizes.empty()) {
     // The sizes at which --emit=report evaluates FLOPs and bytes.
     if (std::string Problem = parseSizes(Sizes, CheckOpts); !Problem.empty()) {
       errs() << "tdslc: error: " << Problem << "\n";
@@ -513,7 +572,7 @@ int main(int Argc, char **Argv) {
   if (!M)
     return 1;
   // The AST is the parser's; the schedule matters from the IR on.
-  if (emitKind() != EmitKind::AST && !schedulesValid(*M, Diags))
+  if (Kind != EmitKind::AST && !schedulesValid(*M, Diags))
     return 1;
 
   if (!DumpIO.empty()) {
@@ -536,30 +595,31 @@ int main(int Argc, char **Argv) {
     return Rc ? Rc : (Ok ? 0 : 1);
   }
 
-  if (emitKind() == EmitKind::AST)
+  if (Kind == EmitKind::AST)
     return writeOutput([&](raw_ostream &OS) { printAST(*M, OS); });
   int ExitStatus = 1;
   std::optional<ir::Module> IR =
-      compileToIR(*M, emitKind() == EmitKind::IR ? std::vector<std::string>() : Pipeline, Diags,
+      compileToIR(*M, Kind == EmitKind::IR ? std::vector<std::string>() : Pipeline, Diags,
                   ExitStatus);
   if (!IR)
     return ExitStatus;
-  if (emitKind() == EmitKind::IR || emitKind() == EmitKind::Loops)
+  if (Kind == EmitKind::IR || Kind == EmitKind::Loops)
     return writeOutput([&](raw_ostream &OS) { ir::printModule(*IR, OS); });
   if (!fitsTarget(*IR))
     return 1;
-  switch (emitKind()) {
+  switch (Kind) {
   case EmitKind::CUDA:
   case EmitKind::Header:
-    return emitCudaFiles(*IR, SM, BufferID, emitKind() == EmitKind::Header);
+    return emitCudaFiles(*IR, SM, BufferID, Kind == EmitKind::Header);
   case EmitKind::Obj:
-    return compileWithNvcc(*M, *IR, SM, BufferID, nullptr);
+  case EmitKind::PTX:
+    return compileWithNvcc(*M, *IR, SM, BufferID, Kind, nullptr);
   case EmitKind::Report: {
     ReportOptions R;
     R.Sizes = CheckOpts.Sizes;
     if (CheckOpts.DefaultSize)
       R.DefaultSize = *CheckOpts.DefaultSize;
-    return compileWithNvcc(*M, *IR, SM, BufferID, &R);
+    return compileWithNvcc(*M, *IR, SM, BufferID, Kind, &R);
   }
   default:
     return 1;
