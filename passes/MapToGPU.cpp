@@ -22,8 +22,7 @@ public:
   Stmt mapNest(const Stmt &S) {
     if (hasGPULoops(S)) {
       // A launch already (an earlier pass's or hand-written IR): that pass
-      // chose its own mapping.
-      remark("map-to-gpu", S->SrcLine, "already holds GPU loops; left as it is");
+      // chose its own mapping, and said so.
       return S;
     }
     LoopRun Run = outerSerialLoops(S);
@@ -37,6 +36,7 @@ public:
     }
     if (Run.Loops.empty()) {
       // Rank 0: one thread of one block.
+      remark("map-to-gpu", Line, "took it: one thread of one block (a scalar output)");
       return forLoop(BX, intImm(0), intImm(1), ForKind::BlockX,
                      forLoop(TX, intImm(0), intImm(1), ForKind::ThreadX, S, Line), Line);
     }
@@ -49,6 +49,9 @@ public:
     Body = ifThen(lt(TVar, Total), Body, nullptr, Line);
     Body = letStmt(T, add(mul(var(BX), intImm(Threads)), var(TX)), Body, Line);
     Body = forLoop(TX, intImm(0), intImm(Threads), ForKind::ThreadX, Body, Line);
+    remark("map-to-gpu", Line,
+           "took it: one thread per output element, " + std::to_string(Threads) +
+               " threads per block");
     Expr Blocks = binary(BinaryOp::Div, add(Total, intImm(Threads - 1)), intImm(Threads));
     return forLoop(BX, intImm(0), Blocks, ForKind::BlockX, Body, Line);
   }

@@ -569,6 +569,11 @@ Stmt Tiler::tile(const Stmt &Nest) {
     Note += "; " + std::to_string(S.MinBlocks) + " resident blocks per SM (min_blocks: " +
             std::to_string(Words) + " registers of tile state per thread leave room)";
   }
+  remark("tile-contraction", Line,
+         "took it: block tile " + std::to_string(S.BlockM) + "x" + std::to_string(S.BlockN) +
+             ", k step " + std::to_string(S.TileK) + ", " + std::to_string(Threads) +
+             " threads of " + std::to_string(S.ThreadM) + "x" + std::to_string(S.ThreadN) +
+             " outputs; " + Staged + " staged in shared memory");
   Launch = block({note(Note, Line), Launch});
   Launch = forLoop(TX, c(0), c(Threads), ForKind::ThreadX, Launch, Line);
   Launch = forLoop(BX, c(0), ceilDiv(ColLoop->Extent, S.BlockN), ForKind::BlockX, Launch, Line);

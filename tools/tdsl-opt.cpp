@@ -6,7 +6,9 @@
 //
 // The passes run through the pass manager (passes/PassManager.h), so the
 // options around them are tdslc's: --verify-each (on by default),
-// --print-ir-after[-all|-change], --dump-dir, --time-passes.
+// --print-ir-after[-all|-change], --dump-dir, --time-passes. Remarks
+// (--remarks) have no .tdsl source to point at here: they name the .tdsl
+// line the IR carries ("remark: PASS: line N: ...").
 //
 // Exit status: 0 on success, 1 for a user error (unreadable or invalid input
 // IR, unknown pass), 2 when a pass produced IR the verifier rejects (a
@@ -75,7 +77,13 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv,
                               "tdsl-opt: reads loop IR text, runs passes, prints the IR\n");
 
-  RemarksEnabled = Remarks;
+  if (Remarks)
+    setRemarkHandler([](const Remark &R) {
+      errs() << "remark: " << R.Pass << ": ";
+      if (R.Line)
+        errs() << "line " << R.Line << ": ";
+      errs() << R.Message << "\n";
+    });
   std::vector<ir::Knob> Knobs;
   for (const std::string &Text : ScheduleKnobs) {
     std::string Error;

@@ -18,6 +18,9 @@
 //   ... --dump-dir=DIR                   the IR after each pass, DIR/NN-<pass>.tir
 //   ... --print-ir-after[-all|-change], --time-passes, --verify-each
 //                                        the pass manager's (passes/PassManager.h)
+//   ... --remarks                        which pass took each statement, and
+//                                        why the others declined it, located
+//                                        as errors are
 //
 // Exit status: 0 on success, 1 on a user error or a failed check, 2 when a
 // pass produced IR the verifier rejects (a compiler bug).
@@ -174,7 +177,8 @@ cl::list<std::string> DisabledPasses("disable-pass",
                                      cl::cat(TdslcCategory));
 
 cl::opt<bool> Remarks("remarks",
-                      cl::desc("Print a remark where a pass declines a kernel, and why"),
+                      cl::desc("Say which pass took each statement, and why the others "
+                               "declined it (file:line:col: remark: [pass] ...)"),
                       cl::init(false), cl::cat(TdslcCategory));
 
 cl::list<std::string> ScheduleKnobs(
@@ -240,17 +244,47 @@ int writeOutput(const std::function<void(raw_ostream &)> &Print) {
 /// folder that cannot be written), 2 for a compiler bug.
 constexpr int ExitInternalError = 2;
 
+/// Prints the remarks the passes made, each at its statement's first
+/// non-blank column, in source order (the passes' order within a line), so
+/// each statement reads as one story: who declined it, who took it.
+void printRemarks(std::vector<Remark> &Remarks, DiagEngine &Diags, unsigned BufferID) {
+  SourceMgr &SM = Diags.sourceMgr();
+  std::stable_sort(Remarks.begin(), Remarks.end(),
+                   [](const Remark &A, const Remark &B) { return A.Line < B.Line; });
+  StringRef Buf = SM.getMemoryBuffer(BufferID)->getBuffer();
+  for (const Remark &R : Remarks) {
+    std::string Msg = "[" + std::string(R.Pass) + "] " + R.Message;
+    SMLoc Loc;
+    if (R.Line)
+      Loc = SM.FindLocForLineAndColumn(BufferID, R.Line, 1);
+    if (!Loc.isValid()) {
+      Diags.remark(SMLoc::getFromPointer(Buf.begin()), Msg);
+      continue;
+    }
+    const char *P = Loc.getPointer();
+    while (P < Buf.end() && (*P == ' ' || *P == '\t'))
+      ++P;
+    Diags.remark(SMLoc::getFromPointer(P), Msg);
+  }
+  Remarks.clear();
+}
+
 /// Lowers and runs the pipeline through the pass manager (the verifier
 /// after each pass, and the --print-ir-after, --dump-dir and --time-passes
 /// options). Null after a failure it reported, with ExitStatus set.
 std::optional<ir::Module> compileToIR(const ast::Module &M,
                                       const std::vector<std::string> &Pipeline,
-                                      DiagEngine &Diags, int &ExitStatus) {
+                                      DiagEngine &Diags, unsigned BufferID, int &ExitStatus) {
   ir::Module IR = lowerModule(M, [&](SMLoc L) { return Diags.lineOf(L); });
   for (ir::Func &F : IR.Funcs)
     llvm::append_range(F.Schedule, CommandLineKnobs);
+  std::vector<Remark> Collected;
+  if (Remarks)
+    setRemarkHandler([&](const Remark &R) { Collected.push_back(R); });
   PassManager PM(Pipeline, passManagerOptions(), "tdslc");
   PassManagerStatus Status = PM.run(IR, "lower");
+  setRemarkHandler(nullptr);
+  printRemarks(Collected, Diags, BufferID);
   if (Status == PassManagerStatus::Ok)
     return IR;
   ExitStatus = Status == PassManagerStatus::InternalError ? ExitInternalError : 1;
@@ -485,7 +519,6 @@ int main(int Argc, char **Argv) {
     return 1;
   }
   EmitKind Kind = KindOrNone.value_or(EmitKind::Loops);
-  RemarksEnabled = Remarks;
   if (!HeaderFilename.empty() && Kind != EmitKind::CUDA && Kind != EmitKind::Obj) {
     errs() << "tdslc: error: --header only applies to --emit=cuda and --emit=obj\n";
     return 1;
@@ -600,7 +633,7 @@ int main(int Argc, char **Argv) {
   int ExitStatus = 1;
   std::optional<ir::Module> IR =
       compileToIR(*M, Kind == EmitKind::IR ? std::vector<std::string>() : Pipeline, Diags,
-                  ExitStatus);
+                  BufferID, ExitStatus);
   if (!IR)
     return ExitStatus;
   if (Kind == EmitKind::IR || Kind == EmitKind::Loops)
