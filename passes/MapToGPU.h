@@ -13,8 +13,8 @@
 //   as t % extent so that consecutive threads touch consecutive elements
 //   of a row-major output (coalesced). Reductions stay serial loops inside
 //   the thread. A nest without outer loops (rank-0 output) becomes a 1x1
-//   launch. A statement that already holds GPU loops is left alone, with a
-//   remark. Results are unchanged: each thread runs one iteration.
+//   launch. A statement that already holds GPU loops is left alone,
+//   silently (the pass that made it said so). Results are unchanged: each thread runs one iteration.
 // Why here: first, so that every later pass (tiling, shared memory,
 //   vectorization) starts from GPU-bound IR that already runs correctly,
 //   and -O0 still gives code that runs on a GPU; before simplify, which

@@ -624,7 +624,14 @@ int main(int Argc, char **Argv) {
     CheckOpts.Knobs = CommandLineKnobs;
     CheckOpts.LineOf = [&](SMLoc L) { return Diags.lineOf(L); };
     bool Ok = true;
+    // --check runs the pipeline once per kernel; its remarks are the
+    // compile's.
+    std::vector<Remark> Collected;
+    if (Remarks)
+      setRemarkHandler([&](const Remark &R) { Collected.push_back(R); });
     int Rc = writeOutput([&](raw_ostream &OS) { Ok = runCheck(*M, CheckOpts, OS, errs()); });
+    setRemarkHandler(nullptr);
+    printRemarks(Collected, Diags, BufferID);
     return Rc ? Rc : (Ok ? 0 : 1);
   }
 
