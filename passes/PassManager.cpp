@@ -32,8 +32,8 @@ struct CommandLineOptions {
         PrintAfter("print-ir-after",
                    cl::desc("Print the IR to stderr after the named pass (repeatable)"),
                    cl::value_desc("pass"), cl::CommaSeparated, cl::cat(Cat)),
-        PrintAfterAll("print-ir-after-all",
-                      cl::desc("Print the IR to stderr after every stage"), cl::cat(Cat)),
+        PrintAfterAll("print-ir-after-all", cl::desc("Print the IR to stderr after every stage"),
+                      cl::cat(Cat)),
         PrintAfterChange("print-ir-after-change",
                          cl::desc("Print the IR to stderr after every stage that changed "
                                   "it; the others print '(unchanged)'"),
@@ -128,8 +128,7 @@ PassManager::PassManager(const std::vector<std::string> &Names, PassManagerOptio
   }
 }
 
-std::string PassManager::checkOptions(const PassManagerOptions &Opts,
-                                      StringRef InitialStage) {
+std::string PassManager::checkOptions(const PassManagerOptions &Opts, StringRef InitialStage) {
   for (const std::string &Name : Opts.PrintAfter)
     if (!findPass(Name) && Name != InitialStage)
       return "unknown pass '" + Name + "' in --print-ir-after (see --list-passes" +
@@ -138,13 +137,12 @@ std::string PassManager::checkOptions(const PassManagerOptions &Opts,
   return "";
 }
 
-PassManagerStatus PassManager::finishStage(const ir::Module &M, StringRef Stage,
-                                           unsigned Index, bool Changed, raw_ostream &Err) {
+PassManagerStatus PassManager::finishStage(const ir::Module &M, StringRef Stage, unsigned Index,
+                                           bool Changed, raw_ostream &Err) {
   if (Opts.VerifyEach) {
     std::vector<std::string> Problems = ir::verifyModule(M);
     if (!Problems.empty()) {
-      WithColor::error(Err, Tool) << "internal error: " << (Index ? "pass '" : "stage '")
-                                  << Stage
+      WithColor::error(Err, Tool) << "internal error: " << (Index ? "pass '" : "stage '") << Stage
                                   << "' produced invalid IR (a compiler bug; please report "
                                      "it with the input):\n";
       for (const std::string &P : Problems)

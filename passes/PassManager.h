@@ -59,8 +59,7 @@ public:
   /// Called after the initial stage and after each pass with the stage's
   /// name, the module, and whether the stage changed it (the initial stage
   /// counts as a change).
-  using StageHook =
-      std::function<void(llvm::StringRef Stage, const ir::Module &M, bool Changed)>;
+  using StageHook = std::function<void(llvm::StringRef Stage, const ir::Module &M, bool Changed)>;
 
   /// Passes are names of registered passes (the caller checked them);
   /// Tool prefixes the messages ("tdslc").
@@ -68,14 +67,12 @@ public:
               llvm::StringRef Tool);
   /// Passes outside the registry too: how a unit test runs a pass that
   /// breaks the IR on purpose.
-  PassManager(std::vector<const PassInfo *> Passes, PassManagerOptions Opts,
-              llvm::StringRef Tool)
+  PassManager(std::vector<const PassInfo *> Passes, PassManagerOptions Opts, llvm::StringRef Tool)
       : Passes(std::move(Passes)), Opts(std::move(Opts)), Tool(Tool.str()) {}
 
   /// Names not known as a stage in Opts (a pass, or InitialStage): the
   /// user's error; the empty string when all are known.
-  static std::string checkOptions(const PassManagerOptions &Opts,
-                                  llvm::StringRef InitialStage);
+  static std::string checkOptions(const PassManagerOptions &Opts, llvm::StringRef InitialStage);
 
   void setStageHook(StageHook Hook) { this->Hook = std::move(Hook); }
 

@@ -23,8 +23,8 @@ using Passes = std::vector<const PassInfo *>;
 
 ir::Module parse(llvm::StringRef Text) {
   llvm::SourceMgr SM;
-  unsigned Id = SM.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(Text, "test.tir"),
-                                      llvm::SMLoc());
+  unsigned Id =
+      SM.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(Text, "test.tir"), llvm::SMLoc());
   DiagEngine Diags(SM);
   std::optional<ir::Module> M = ir::parseIRModule(SM, Id, Diags);
   EXPECT_TRUE(M.has_value());
