@@ -258,7 +258,9 @@ void printRemarks(std::vector<Remark> &Remarks, DiagEngine &Diags, unsigned Buff
     if (R.Line)
       Loc = SM.FindLocForLineAndColumn(BufferID, R.Line, 1);
     if (!Loc.isValid()) {
-      Diags.remark(SMLoc::getFromPointer(Buf.begin()), Msg);
+      // No statement to point at: the file alone, not a made-up line.
+      StringRef File = SM.getMemoryBuffer(BufferID)->getBufferIdentifier();
+      SM.PrintMessage(errs(), SMDiagnostic(File, SourceMgr::DK_Remark, Msg));
       continue;
     }
     const char *P = Loc.getPointer();
