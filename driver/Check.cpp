@@ -9,6 +9,7 @@
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
 #include "passes/Pass.h"
+#include "passes/PassManager.h"
 #include "passes/PassUtils.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -356,6 +357,11 @@ bool runCheck(const ast::Module &M, const CheckOptions &Opts, llvm::raw_ostream 
               llvm::raw_ostream &Err) {
   bool AllOk = true;
   unsigned Passed = 0, Failed = 0;
+  for (const std::string &PassName : Opts.Pipeline)
+    if (!findPass(PassName)) {
+      Err << "tdslc: error: unknown pass '" << PassName << "'\n";
+      return false;
+    }
   for (const auto &KPtr : M.Kernels) {
     const ast::Kernel &K = *KPtr;
     PreparedKernel P;
@@ -371,32 +377,24 @@ bool runCheck(const ast::Module &M, const CheckOptions &Opts, llvm::raw_ostream 
                                                 &Ref = P.Ref;
     double Tol = P.Tol;
 
-    ir::Func F = lowerKernel(K, Opts.LineOf);
-    F.Schedule.insert(F.Schedule.end(), Opts.Knobs.begin(), Opts.Knobs.end());
-    std::vector<std::pair<std::string, ir::Func>> Stages = {{"naive", F}};
-    for (const std::string &PassName : Opts.Pipeline) {
-      const PassInfo *P = findPass(PassName);
-      if (!P) {
-        Err << "tdslc: error: unknown pass '" << PassName << "'\n";
-        return false;
-      }
-      P->Run(F);
-      Stages.push_back({PassName, F});
-    }
-
+    ir::Module KM;
+    KM.Funcs.push_back(lowerKernel(K, Opts.LineOf));
+    llvm::append_range(KM.Funcs.front().Schedule, Opts.Knobs);
     std::map<std::string, ir::TensorData> NaiveOutputs;
-    const ir::Func *Prev = nullptr;
     bool PrevOk = false;
-    for (const auto &[Stage, SF] : Stages) {
-      // A pass that changed nothing returns the very same body: the stage
-      // computes what the previous one did, so it is not interpreted again.
-      if (Prev && SF.Body == Prev->Body) {
-        OS << llvm::format("%-20s %-16s ", K.Name.c_str(), Stage.c_str())
+    // Each stage is verified and interpreted here, where a failure is a
+    // FAIL line of the report, so the pass manager does not verify.
+    PassManager PM(Opts.Pipeline, PassManagerOptions(), "tdslc");
+    PM.setStageHook([&](llvm::StringRef Stage, const ir::Module &Mod, bool Changed) {
+      const ir::Func &SF = Mod.Funcs.front();
+      // A pass that changed nothing computes what the previous stage did:
+      // it is not interpreted again.
+      if (!Changed) {
+        OS << llvm::format("%-20s %-16s ", K.Name.c_str(), Stage.str().c_str())
            << (PrevOk ? "ok  " : "FAIL") << "  unchanged by the pass\n";
         PrevOk ? ++Passed : ++Failed;
-        continue;
+        return;
       }
-      Prev = &SF;
       std::string Problem;
       std::vector<std::string> VerifyErrors = ir::verifyFunc(SF);
       if (!VerifyErrors.empty())
@@ -440,14 +438,16 @@ bool runCheck(const ast::Module &M, const CheckOptions &Opts, llvm::raw_ostream 
       }
       bool Ok = Problem.empty();
       PrevOk = Ok;
-      OS << llvm::format("%-20s %-16s ", K.Name.c_str(), Stage.c_str())
+      OS << llvm::format("%-20s %-16s ", K.Name.c_str(), Stage.str().c_str())
          << (Ok ? "ok  " : "FAIL") << llvm::format("  max err %.2e (tol %.1e)", C.MaxErr, Tol);
       if (!Ok)
         OS << "  " << Problem;
       OS << "\n";
       Ok ? ++Passed : ++Failed;
       AllOk &= Ok;
-    }
+    });
+    if (PM.run(KM, "naive", Err) != PassManagerStatus::Ok)
+      AllOk = false;
   }
   OS << Passed << " passed, " << Failed << " failed\n";
   return AllOk;

@@ -5,7 +5,9 @@
 // seeded random inputs, and compares each stage's outputs with the AST
 // reference evaluator within the dtype tolerances of shared/TARGETS.md.
 // At each stage the IR is also verified and must survive print -> parse ->
-// print unchanged.
+// print unchanged. The stages come from the pass manager's per-stage hook
+// (passes/PassManager.h); a stage the pass left unchanged is not
+// interpreted again.
 //
 // --dump-io writes the same inputs, reference outputs and tolerance to
 // files for the GPU suite (test/gpu/gpu_check.py).

@@ -87,6 +87,10 @@ public:
                      binary(BinaryOp::Div, add(Chunks, sub(Grid, intImm(1))), Grid),
                      ForKind::Serial, letStmt(Chunk, add(mul(var(Step), Grid), var(BX)), Body, Line),
                      Line);
+    remark("map-elementwise", Line,
+           "took it: " + std::to_string(PerThread) + " elements per thread" +
+               (Wide ? ", in runs of " + std::to_string(Width) + " where aligned"
+                     : std::string(", one at a time")));
     Body = block({note(What, Line), Body});
     Body = forLoop(TX, intImm(0), intImm(Threads), ForKind::ThreadX, Body, Line);
     return forLoop(BX, intImm(0), Grid, ForKind::BlockX, Body, Line);

@@ -31,6 +31,7 @@ public:
     }
     if (Run.Loops.empty()) {
       // 1. Rank 0: one thread of one block.
+      remark("map-to-gpu", Line, "took it: one thread of one block (a scalar output)");
       return forLoop(BX, intImm(0), intImm(1), ForKind::BlockX,
                      forLoop(TX, intImm(0), intImm(1), ForKind::ThreadX, S, Line), Line);
     }
@@ -44,6 +45,9 @@ public:
     Body = ifThen(lt(TVar, Total), Body, nullptr, Line);
     Body = letStmt(T, add(mul(var(BX), intImm(Threads)), var(TX)), Body, Line);
     Body = forLoop(TX, intImm(0), intImm(Threads), ForKind::ThreadX, Body, Line);
+    remark("map-to-gpu", Line,
+           "took it: one thread per output element, " + std::to_string(Threads) +
+               " threads per block");
     Expr Blocks = binary(BinaryOp::Div, add(Total, intImm(Threads - 1)), intImm(Threads));
     return forLoop(BX, intImm(0), Blocks, ForKind::BlockX, Body, Line);
   }

@@ -5,8 +5,9 @@
 //   serial loops of a nest must be parallel (each iteration writes its own
 //   elements), which the lowering guarantees: they are the output indices.
 // Ensures: every top-level statement is an alloc-global or a launch; each
-//   nest becomes `launch NAME generic`, NAME the tensor it writes. Each nest's maximal perfect run of outer serial
-//   loops (rectangular: no bound depends on an outer loop of the run) is
+//   nest becomes `launch NAME generic`, NAME the tensor it writes. Each
+//   nest's maximal perfect run of outer serial loops (rectangular: no bound
+//   depends on an outer loop of the run) is
 //   flattened into a linear index t = bx * T + tx over a block.x loop of
 //   ceil(total / T) blocks and a thread.x loop of T threads (knob threads,
 //   default 256), guarded by `if t < total`; the loop variables come back

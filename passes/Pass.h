@@ -20,13 +20,17 @@ struct PassInfo {
   const char *Name;    ///< "simplify"
   const char *Summary; ///< one line for --list-passes
   std::function<void(ir::Func &)> Run;
+  /// The lowest -O level whose default pipeline runs it.
+  int MinOptLevel = 1;
 };
 
 /// Every registered pass, in pipeline order.
 const std::vector<PassInfo> &allPasses();
 /// The pass called Name, or null.
 const PassInfo *findPass(const std::string &Name);
-/// The default pipeline at -O<Level>: pass names in order.
+/// The default pipeline at -O<Level>: pass names in order. -O0 maps each
+/// nest naively; -O1 adds the kernel-class passes and simplify; -O2 (and
+/// -O3, the same) adds the refinements: vectorize, pad-shared, unroll.
 std::vector<std::string> defaultPipeline(int OptLevel);
 
 } // namespace tdsl

@@ -9,8 +9,6 @@ namespace tdsl {
 
 using namespace ir;
 
-bool RemarksEnabled = false;
-
 namespace {
 
 class NameCollector : public IRVisitor {
@@ -425,13 +423,20 @@ Buffer tempBuffer(const std::string &Name, DType T, std::vector<Expr> Shape, Mem
 
 Expr zeroOf(DType T) { return isFloat(T) ? floatImm(0.0, T) : intImm(0, T); }
 
+namespace {
+std::function<void(const Remark &)> &remarkHandler() {
+  static std::function<void(const Remark &)> Handler;
+  return Handler;
+}
+} // namespace
+
+void setRemarkHandler(std::function<void(const Remark &)> Handler) {
+  remarkHandler() = std::move(Handler);
+}
+
 void remark(const char *Pass, unsigned Line, const llvm::Twine &Message) {
-  if (!RemarksEnabled)
-    return;
-  llvm::errs() << "remark: " << Pass << ": ";
-  if (Line)
-    llvm::errs() << "line " << Line << ": ";
-  llvm::errs() << Message << "\n";
+  if (const std::function<void(const Remark &)> &Handler = remarkHandler())
+    Handler(Remark{Pass, Line, Message.str()});
 }
 
 } // namespace tdsl

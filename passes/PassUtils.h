@@ -1,9 +1,11 @@
 //===- PassUtils.h - What every loop-nest pass needs ----------------------===//
 //
 // Fresh names, the walk over a function's top-level nests (one launch
-// each), variable-use queries, and remarks: the one line a pass prints when
-// it declines a nest, so that a user learns why the fast path was not
-// taken (shown with --remarks; lit tests turn them on).
+// each), variable-use queries, and remarks: the line a pass gives when it
+// takes a nest (and how) or declines it (and why), so that a user learns
+// which pass shaped each statement and why a fast path was not taken
+// (shown with --remarks; lit tests turn them on). A pass with nothing to
+// do for a nest says nothing.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TDSL_PASSES_PASSUTILS_H
@@ -116,9 +118,17 @@ ir::Buffer tempBuffer(const std::string &Name, DType T, std::vector<ir::Expr> Sh
 /// A zero of type T (false for bool).
 ir::Expr zeroOf(DType T);
 
-/// Whether passes print remarks (tdslc and tdsl-opt --remarks).
-extern bool RemarksEnabled;
-/// "remark: PASS: line N: MESSAGE" on stderr, when remarks are on.
+/// What a pass says about a statement: that it took it (and how), or why
+/// it declined it. Line is the statement's .tdsl line (0: none).
+struct Remark {
+  const char *Pass;
+  unsigned Line;
+  std::string Message;
+};
+/// Where remarks go: the program decides how to locate and print them
+/// (tdslc and tdsl-opt --remarks). Without a handler they are dropped.
+void setRemarkHandler(std::function<void(const Remark &)> Handler);
+/// Hands one remark to the handler, if any.
 void remark(const char *Pass, unsigned Line, const llvm::Twine &Message);
 
 } // namespace tdsl

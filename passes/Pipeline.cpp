@@ -39,15 +39,16 @@ const std::vector<PassInfo> &allPasses() {
        mapElementwise},
       // Every nest no class pass took: one thread per output element. At
       // -O0 it is the only pass, so naive code still runs on a GPU.
-      {"map-to-gpu", "one launch per statement, one thread per output element", mapToGPU},
-      // Then the passes that refine any launch: wide accesses first, since
-      // the padding must keep them aligned, and unrolling last but one.
+      {"map-to-gpu", "one launch per statement, one thread per output element", mapToGPU, 0},
+      // Then the passes that refine any launch (from -O2 on: -O1 is the
+      // kernel-class code without them): wide accesses first, since the
+      // padding must keep them aligned, and unrolling last but one.
       {"vectorize", "one 8- or 16-byte access for provably aligned shared and global copies",
-       vectorize},
+       vectorize, 2},
       // Padding from a bank model of the accesses as the tiling passes
       // left them (unroll only repeats them).
-      {"pad-shared", "pad shared-memory rows where a bank model finds conflicts", padShared},
-      {"unroll", "unroll small constant loops fully, inner variable loops partially", unroll},
+      {"pad-shared", "pad shared-memory rows where a bank model finds conflicts", padShared, 2},
+      {"unroll", "unroll small constant loops fully, inner variable loops partially", unroll, 2},
       // Folds constants and drops trivial control flow; run last so later
       // passes may emit naive index math and rely on it being cleaned up.
       {"simplify", "fold constants, simplify index arithmetic, drop empty loops",
@@ -64,12 +65,12 @@ const PassInfo *findPass(const std::string &Name) {
 }
 
 std::vector<std::string> defaultPipeline(int OptLevel) {
-  // -O0 is naive code that still runs on a GPU: only the mapping.
-  if (OptLevel <= 0)
-    return {"map-to-gpu"};
+  // -O0 is naive code that still runs on a GPU: only the mapping. No pass
+  // is reserved for -O3 yet, so it is -O2 (the README and --help say so).
   std::vector<std::string> Names;
   for (const PassInfo &P : allPasses())
-    Names.push_back(P.Name);
+    if (P.MinOptLevel <= OptLevel)
+      Names.push_back(P.Name);
   return Names;
 }
 

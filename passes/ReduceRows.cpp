@@ -355,6 +355,9 @@ private:
                       std::to_string(RowsPerBlock) +
                       " rows per block: lanes stride the row so each load instruction "
                       "reads 32 consecutive elements; shfl_xor butterfly, no shared memory";
+    remark("reduce-rows", Line,
+           "took it: one warp per row (" + Reason + "), " + std::to_string(RowsPerBlock) +
+               " rows per block, shuffle butterfly");
     Expr Blocks = binary(BinaryOp::Div, add(Rows, intImm(RowsPerBlock - 1)), intImm(RowsPerBlock));
     return forLoop(Block, intImm(0), Blocks, ForKind::BlockX, block({note(Why, Line), Warps}, Line),
                    Line);
@@ -424,6 +427,9 @@ private:
         "): threads stride the row so each load instruction reads 32 consecutive "
         "elements; shfl_xor butterfly per warp, the " +
         std::to_string(Warps) + " warp totals through shared memory and one barrier to warp 0";
+    remark("reduce-rows", Line,
+           "took it: one block of " + std::to_string(Threads) + " threads per row (" + Reason +
+               "), shuffle butterfly per warp, warp totals through shared memory");
     return forLoop(Row, intImm(0), flatExtent(Run.Loops), ForKind::BlockX,
                    block({note(Why, Line), Body}, Line), Line);
   }

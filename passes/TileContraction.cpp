@@ -599,6 +599,11 @@ Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
     Note += "; " + std::to_string(S.MinBlocks) + " resident blocks per SM (min_blocks: " +
             std::to_string(Words) + " registers of tile state per thread leave room)";
   }
+  remark("tile-contraction", Line,
+         "took it: block tile " + std::to_string(S.BlockM) + "x" + std::to_string(S.BlockN) +
+             ", k step " + std::to_string(S.TileK) + ", " + std::to_string(Threads) +
+             " threads of " + std::to_string(S.ThreadM) + "x" + std::to_string(S.ThreadN) +
+             " outputs; " + Staged + " staged in shared memory");
   // 10. The GPU loops: threads, then block.x over n, block.y over m and
   //     block.z over the flattened batch loops.
   Launch = block({note(Note, Line), Launch});

@@ -217,6 +217,9 @@ private:
 
     const auto &Src = static_cast<const LoadNode &>(*TLoad);
     std::string Side = std::to_string(Tile);
+    remark(PassName, Line,
+           "took it: " + toString(TLoad) + " staged through a " + Side + "x" + Side +
+               " shared tile, so reads and writes both go along threadIdx.x");
     Body = block({note("[tile-transpose] " + toString(TLoad) + " is read along " + Row.Var +
                            " but " + St.Buffer + " is written along " + Col.Var + ": a " + Side +
                            "x" + Side + " tile of " + Src.Buffer +

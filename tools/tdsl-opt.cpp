@@ -4,6 +4,12 @@
 //
 //   tdsl-opt in.tir --passes=simplify | FileCheck in.tir
 //
+// The passes run through the pass manager (passes/PassManager.h), so the
+// options around them are tdslc's: --verify-each (on by default),
+// --print-ir-after[-all|-change], --dump-dir, --time-passes. Remarks
+// (--remarks) have no .tdsl source to point at here: they name the .tdsl
+// line the IR carries ("remark: PASS: line N: ...").
+//
 // Exit status: 0 on success, 1 for a user error (unreadable or invalid input
 // IR, unknown pass), 2 when a pass produced IR the verifier rejects (a
 // compiler bug, reported as an internal error naming the pass).
@@ -15,6 +21,7 @@
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
 #include "passes/Pass.h"
+#include "passes/PassManager.h"
 #include "passes/PassUtils.h"
 #include "passes/Schedule.h"
 
@@ -40,12 +47,6 @@ static cl::list<std::string> PassNames("passes", cl::desc("Passes to run, in ord
 static cl::opt<std::string> OutputFile("o", cl::desc("Output file (default: stdout)"),
                                        cl::value_desc("file"), cl::init("-"),
                                        cl::cat(OptCategory));
-static cl::opt<bool> VerifyEach("verify-each",
-                                cl::desc("Verify the IR after each pass (default on)"),
-                                cl::init(true), cl::cat(OptCategory));
-static cl::opt<bool> PrintAfterAll("print-ir-after-all",
-                                   cl::desc("Print the IR to stderr after each pass"),
-                                   cl::init(false), cl::cat(OptCategory));
 
 static cl::opt<std::string> CheckResourcesArch(
     "check-resources",
@@ -70,12 +71,19 @@ static void printError(const Twine &Msg) {
 
 int main(int argc, char **argv) {
   InitLLVM Init(argc, argv);
+  registerPassManagerOptions(OptCategory);
   cl::HideUnrelatedOptions(OptCategory);
   cl::SetVersionPrinter([](raw_ostream &OS) { OS << "tdsl-opt version 0.1.0\n"; });
   cl::ParseCommandLineOptions(argc, argv,
                               "tdsl-opt: reads loop IR text, runs passes, prints the IR\n");
 
-  RemarksEnabled = Remarks;
+  if (Remarks)
+    setRemarkHandler([](const Remark &R) {
+      errs() << "remark: " << R.Pass << ": ";
+      if (R.Line)
+        errs() << "line " << R.Line << ": ";
+      errs() << R.Message << "\n";
+    });
   std::vector<ir::Knob> Knobs;
   for (const std::string &Text : ScheduleKnobs) {
     std::string Error;
@@ -88,7 +96,7 @@ int main(int argc, char **argv) {
   }
 
   // Check every pass name before doing any work.
-  std::vector<const PassInfo *> Passes;
+  std::vector<std::string> Passes;
   for (const std::string &Name : PassNames) {
     if (Name.empty()) // "--passes=" and "a,,b" name no pass
       continue;
@@ -100,7 +108,12 @@ int main(int argc, char **argv) {
       printError("unknown pass '" + Name + "'; known passes: " + Known);
       return ExitUserError;
     }
-    Passes.push_back(P);
+    Passes.push_back(Name);
+  }
+  if (std::string Problem = PassManager::checkOptions(passManagerOptions(), "");
+      !Problem.empty()) {
+    printError(Problem);
+    return ExitUserError;
   }
 
   ErrorOr<std::unique_ptr<MemoryBuffer>> Buf = MemoryBuffer::getFileOrSTDIN(InputFile);
@@ -138,23 +151,11 @@ int main(int argc, char **argv) {
   if (BadSchedule)
     return ExitUserError;
 
-  for (const PassInfo *P : Passes) {
-    for (ir::Func &F : M->Funcs)
-      P->Run(F);
-    if (PrintAfterAll) {
-      errs() << "// -----// IR Dump After " << P->Name << " //----- //\n";
-      ir::printModule(*M, errs());
-    }
-    if (!VerifyEach)
-      continue;
-    Problems = ir::verifyModule(*M);
-    if (!Problems.empty()) {
-      printError(Twine("internal error: pass '") + P->Name +
-                 "' produced invalid IR (a compiler bug; please report it with the input):");
-      for (const std::string &Msg : Problems)
-        errs() << "  " << Msg << "\n";
-      return ExitInternalError;
-    }
+  PassManager PM(Passes, passManagerOptions(), "tdsl-opt");
+  switch (PM.run(*M, /*InitialStage=*/"")) {
+  case PassManagerStatus::Ok: break;
+  case PassManagerStatus::UserError: return ExitUserError;
+  case PassManagerStatus::InternalError: return ExitInternalError;
   }
 
   if (!CheckResourcesArch.empty()) {

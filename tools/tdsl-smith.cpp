@@ -7,7 +7,8 @@
 //
 // Each program (driver/Smith.h) is checked in-process, in a forked child so
 // that a crash or a hang is a finding rather than the end of the run, with
-// the check library (tdslc --check): every stage of the pipeline in the
+// the check library (tdslc --check, which runs the pipeline through the
+// pass manager of passes/PassManager.h): every stage of the pipeline in the
 // interpreter against the reference evaluator within the tolerance model,
 // and, for the exact flavour (small-integer inputs, integer-valued
 // arithmetic), every stage bit-identical to the naive one. Each program runs

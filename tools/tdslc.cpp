@@ -1,7 +1,13 @@
 //===- tdslc.cpp - The tdslc driver: a .tdsl file in, one stage's text out ===//
 //
 //   tdslc FILE --emit=ast                the checked syntax tree
-//   tdslc FILE --emit=ir [-O0..3]        the loop IR after the pipeline
+//   tdslc FILE --emit=ir                 the loop IR as lowered, before any pass
+//   tdslc FILE [--emit=loops] [-O0..3]   the loop IR after the pipeline:
+//                                        -O0 map-to-gpu only, -O1 the
+//                                        kernel-class passes and simplify,
+//                                        -O2 = -O3 every pass
+//   tdslc FILE -o OUT.{cu,h,o,ptx,tir}   without --emit, the extension picks
+//                                        the output (any other is an error)
 //   tdslc FILE --check --sizes M=33,...  every kernel, every stage, vs the
 //                                        reference evaluator
 //   tdslc FILE --dump-io=DIR --sizes ... inputs, reference outputs and
@@ -10,8 +16,14 @@
 //   tdslc --print-include-dir            where tdsl/runtime.h lives
 //   ... -MD [-MF FILE]                   also a make depfile for -o
 //   ... --dump-dir=DIR                   the IR after each pass, DIR/NN-<pass>.tir
+//   ... --print-ir-after[-all|-change], --time-passes, --verify-each
+//                                        the pass manager's (passes/PassManager.h)
+//   ... --remarks                        which pass took each statement, and
+//                                        why the others declined it, located
+//                                        as errors are
 //
-// Exit status: 0 on success, 1 on a user error or a failed check.
+// Exit status: 0 on success, 1 on a user error or a failed check, 2 when a
+// pass produced IR the verifier rejects (a compiler bug).
 //
 //===----------------------------------------------------------------------===//
 #include "backend/CudaEmitter.h"
@@ -20,8 +32,8 @@
 #include "frontend/Lower.h"
 #include "ir/Diagnostics.h"
 #include "ir/Printer.h"
-#include "ir/Verifier.h"
 #include "passes/Pass.h"
+#include "passes/PassManager.h"
 #include "passes/PassUtils.h"
 #include "passes/Schedule.h"
 #include "driver/Check.h"
@@ -39,6 +51,7 @@
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <functional>
 
@@ -59,19 +72,25 @@ cl::opt<std::string> OutputFilename("o", cl::desc("Output file (default: stdout)
                                     cl::cat(TdslcCategory));
 
 /// The stage whose text tdslc writes.
-enum class EmitKind { AST, IR, Loops, CUDA, Header, Obj, Report };
+enum class EmitKind { AST, IR, Loops, CUDA, Header, Obj, PTX, Report };
 
 cl::opt<EmitKind> Emit(
-    "emit", cl::desc("What to write"), cl::init(EmitKind::Loops),
+    "emit",
+    cl::desc("What to write (default: what the -o extension names, .cu .h .o .ptx .tir; the "
+             "loop IR on stdout)"),
+    cl::init(EmitKind::Loops),
     cl::values(clEnumValN(EmitKind::AST, "ast", "The checked syntax tree"),
                clEnumValN(EmitKind::IR, "ir",
                           "The loop IR as lowered: one loop nest per statement, before any pass"),
-               clEnumValN(EmitKind::Loops, "loops", "The loop IR after the pass pipeline"),
-               clEnumValN(EmitKind::CUDA, "cuda",
-                          "CUDA C++ kernels and C launchers (the default for -o *.cu)"),
-               clEnumValN(EmitKind::Header, "header", "The C header declaring the launchers"),
+               clEnumValN(EmitKind::Loops, "loops",
+                          "The loop IR after the pass pipeline (-o *.tir)"),
+               clEnumValN(EmitKind::CUDA, "cuda", "CUDA C++ kernels and C launchers (-o *.cu)"),
+               clEnumValN(EmitKind::Header, "header",
+                          "The C header declaring the launchers (-o *.h)"),
                clEnumValN(EmitKind::Obj, "obj",
-                          "An object file: the CUDA compiled by nvcc (with --header, the header too)"),
+                          "An object file: the CUDA compiled by nvcc (with --header, the header "
+                          "too) (-o *.o)"),
+               clEnumValN(EmitKind::PTX, "ptx", "The CUDA compiled by nvcc -ptx (-o *.ptx)"),
                clEnumValN(EmitKind::Report, "report",
                           "Per kernel: launches, shared memory, registers and spills "
                           "(ptxas -v), FLOPs, bytes and their ratio")),
@@ -84,17 +103,38 @@ cl::opt<std::string> HeaderFilename("header",
 cl::opt<std::string> Arch("arch", cl::desc("Target GPU: sm_75 and newer (default sm_90)"),
                           cl::value_desc("sm_XY"), cl::init("sm_90"), cl::cat(TdslcCategory));
 
-/// What to write: --emit when given; CUDA for "-o FILE.cu"; IR otherwise.
-EmitKind emitKind() {
-  if (!Emit.getNumOccurrences() && StringRef(OutputFilename).endswith(".cu"))
-    return EmitKind::CUDA;
-  return Emit;
+/// The output kinds -o's extension selects without --emit.
+const std::pair<const char *, EmitKind> EmitKindOfExtension[] = {
+    {".cu", EmitKind::CUDA}, {".h", EmitKind::Header}, {".o", EmitKind::Obj},
+    {".ptx", EmitKind::PTX}, {".tir", EmitKind::Loops},
+};
+
+/// What to write: --emit when given, else what -o's extension names, else
+/// (stdout) the loop IR. None for an -o without a known extension: a build
+/// rule writing "kernels.o" must not get loop-IR text under that name.
+std::optional<EmitKind> emitKind() {
+  // Output thrown away, kept for its side effects (--print-ir-after):
+  // the whole pipeline runs.
+  if (Emit.getNumOccurrences() || OutputFilename == "-" || OutputFilename == "/dev/null")
+    return Emit.getValue();
+  StringRef Ext = sys::path::extension(OutputFilename);
+  for (const auto &[Known, Kind] : EmitKindOfExtension)
+    if (Ext == Known)
+      return Kind;
+  return std::nullopt;
 }
 
-cl::opt<unsigned> OptLevel("O", cl::desc("Optimization level: 0 (naive) to 3"),
-                           cl::Prefix, cl::init(2), cl::cat(TdslcCategory));
+cl::opt<unsigned> OptLevel(
+    "O",
+    cl::desc("Optimization level (default 2): -O0 one thread per output element (map-to-gpu "
+             "only); -O1 the kernel-class passes (tile-contraction, reduce-rows, "
+             "tile-transpose, map-elementwise, map-to-gpu) and simplify; -O2 and -O3 (the "
+             "same) add the refinements vectorize, pad-shared and unroll"),
+    cl::Prefix, cl::init(2), cl::cat(TdslcCategory));
 
-cl::opt<bool> ListPasses("list-passes", cl::desc("Print the pass pipeline and exit"),
+cl::opt<bool> ListPasses("list-passes",
+                         cl::desc("Print the passes that -O and --disable-pass select, in "
+                                  "order, and exit"),
                          cl::cat(TdslcCategory));
 
 cl::opt<bool> Check("check",
@@ -131,36 +171,24 @@ cl::opt<std::string> DepfileName("MF", cl::desc("The depfile -MD writes (default
                                                 "with .d)"),
                                  cl::value_desc("file"), cl::cat(TdslcCategory));
 
-cl::opt<std::string> PrintIRAfter("print-ir-after",
-                                  cl::desc("Print the IR to stderr after the named pass"),
-                                  cl::value_desc("pass"), cl::cat(TdslcCategory));
-
-cl::opt<bool> PrintIRAfterAll("print-ir-after-all",
-                              cl::desc("Print the IR to stderr after lowering and every pass"),
-                              cl::cat(TdslcCategory));
-
 cl::list<std::string> DisabledPasses("disable-pass",
                                      cl::desc("Leave a pass out of the pipeline (repeatable)"),
                                      cl::value_desc("pass"), cl::CommaSeparated,
                                      cl::cat(TdslcCategory));
 
 cl::opt<bool> Remarks("remarks",
-                      cl::desc("Print a remark where a pass declines a kernel, and why"),
-                      cl::init(false));
+                      cl::desc("Say which pass took each statement, and why the others "
+                               "declined it (file:line:col: remark: [pass] ...)"),
+                      cl::init(false), cl::cat(TdslcCategory));
 
 cl::list<std::string> ScheduleKnobs(
     "schedule",
     cl::desc("Pin a schedule knob in every kernel, over its schedule block (KEY=VALUE, e.g. "
              "block_tile=[64,64]; repeatable; the keys are in dsl/LANGUAGE.md)"),
-    cl::value_desc("key=value"));
+    cl::value_desc("key=value"), cl::cat(TdslcCategory));
 
 /// The --schedule knobs, parsed.
 std::vector<ir::Knob> CommandLineKnobs;
-
-cl::opt<std::string> DumpDir("dump-dir",
-                             cl::desc("Write the IR after lowering and after each pass to "
-                                      "DIR/NN-<pass>.tir"),
-                             cl::value_desc("dir"), cl::cat(TdslcCategory));
 
 constexpr const char *Version = "0.1.0";
 
@@ -190,24 +218,6 @@ int writeDepfileIfAsked() {
   return 0;
 }
 
-/// With --dump-dir, writes IR as DIR/NN-<Stage>.tir; a file that cannot be
-/// written ends tdslc (the directory was checked before compiling).
-void dumpIR(const ir::Module &IR, unsigned Index, StringRef Stage) {
-  if (DumpDir.empty())
-    return;
-  SmallString<256> Path(DumpDir);
-  sys::path::append(Path, formatv("{0:2}-{1}.tir", Index, Stage).str());
-  std::error_code EC;
-  raw_fd_ostream OS(Path, EC, sys::fs::OF_Text);
-  if (!EC)
-    ir::printModule(IR, OS);
-  if (EC || OS.has_error()) {
-    errs() << "tdslc: error: cannot write '" << Path << "'\n";
-    OS.clear_error();
-    std::exit(1);
-  }
-}
-
 /// Writes through Print to -o (stdout by default); the file is kept only if
 /// the whole output was produced.
 int writeOutput(const std::function<void(raw_ostream &)> &Print) {
@@ -230,37 +240,57 @@ int writeOutput(const std::function<void(raw_ostream &)> &Print) {
   return writeDepfileIfAsked();
 }
 
-/// Lowers and runs the pipeline, verifying after every pass: a verifier
-/// failure there is a compiler bug, never the user's.
-ir::Module compileToIR(const ast::Module &M, const std::vector<std::string> &Pipeline,
-                       DiagEngine &Diags) {
+/// The exit status of a pass manager's failure: 1 for the user's (a dump
+/// folder that cannot be written), 2 for a compiler bug.
+constexpr int ExitInternalError = 2;
+
+/// Prints the remarks the passes made, each at its statement's first
+/// non-blank column, in source order (the passes' order within a line), so
+/// each statement reads as one story: who declined it, who took it.
+void printRemarks(std::vector<Remark> &Remarks, DiagEngine &Diags, unsigned BufferID) {
+  SourceMgr &SM = Diags.sourceMgr();
+  std::stable_sort(Remarks.begin(), Remarks.end(),
+                   [](const Remark &A, const Remark &B) { return A.Line < B.Line; });
+  StringRef Buf = SM.getMemoryBuffer(BufferID)->getBuffer();
+  for (const Remark &R : Remarks) {
+    std::string Msg = "[" + std::string(R.Pass) + "] " + R.Message;
+    SMLoc Loc;
+    if (R.Line)
+      Loc = SM.FindLocForLineAndColumn(BufferID, R.Line, 1);
+    if (!Loc.isValid()) {
+      // No statement to point at: the file alone, not a made-up line.
+      StringRef File = SM.getMemoryBuffer(BufferID)->getBufferIdentifier();
+      SM.PrintMessage(errs(), SMDiagnostic(File, SourceMgr::DK_Remark, Msg));
+      continue;
+    }
+    const char *P = Loc.getPointer();
+    while (P < Buf.end() && (*P == ' ' || *P == '\t'))
+      ++P;
+    Diags.remark(SMLoc::getFromPointer(P), Msg);
+  }
+  Remarks.clear();
+}
+
+/// Lowers and runs the pipeline through the pass manager (the verifier
+/// after each pass, and the --print-ir-after, --dump-dir and --time-passes
+/// options). Null after a failure it reported, with ExitStatus set.
+std::optional<ir::Module> compileToIR(const ast::Module &M,
+                                      const std::vector<std::string> &Pipeline,
+                                      DiagEngine &Diags, unsigned BufferID, int &ExitStatus) {
   ir::Module IR = lowerModule(M, [&](SMLoc L) { return Diags.lineOf(L); });
   for (ir::Func &F : IR.Funcs)
     llvm::append_range(F.Schedule, CommandLineKnobs);
-  auto Verify = [&](const char *After) {
-    std::vector<std::string> Problems = ir::verifyModule(IR);
-    if (!Problems.empty())
-      TDSL_UNREACHABLE(Twine("invalid IR after ") + After + ": " + Problems.front());
-  };
-  Verify("lowering");
-  unsigned Stage = 0;
-  dumpIR(IR, Stage++, "lower");
-  auto PrintAfter = [&](StringRef Stage) {
-    if (!PrintIRAfterAll && PrintIRAfter != Stage)
-      return;
-    errs() << "// -----// IR Dump After " << Stage << " //----- //\n";
-    ir::printModule(IR, errs());
-  };
-  PrintAfter("lower");
-  for (const std::string &Name : Pipeline) {
-    const PassInfo *P = findPass(Name);
-    for (ir::Func &F : IR.Funcs)
-      P->Run(F);
-    Verify(P->Name);
-    dumpIR(IR, Stage++, P->Name);
-    PrintAfter(P->Name);
-  }
-  return IR;
+  std::vector<Remark> Collected;
+  if (Remarks)
+    setRemarkHandler([&](const Remark &R) { Collected.push_back(R); });
+  PassManager PM(Pipeline, passManagerOptions(), "tdslc");
+  PassManagerStatus Status = PM.run(IR, "lower");
+  setRemarkHandler(nullptr);
+  printRemarks(Collected, Diags, BufferID);
+  if (Status == PassManagerStatus::Ok)
+    return IR;
+  ExitStatus = Status == PassManagerStatus::InternalError ? ExitInternalError : 1;
+  return std::nullopt;
 }
 
 /// Rejects impossible schedules before any pass runs: at the schedule
@@ -361,14 +391,15 @@ struct ScratchDir {
   }
 };
 
-/// --emit=obj and --emit=report: emits the CUDA into a scratch folder and
-/// runs nvcc on it, to an object file (and --header) or to ptxas -v's
-/// numbers for the report. nvcc is $CUDACXX, then PATH, then
+/// --emit=obj, --emit=ptx and --emit=report: emits the CUDA into a scratch
+/// folder and runs nvcc on it, to an object file (and --header), to PTX, or
+/// to ptxas -v's numbers for the report. nvcc is $CUDACXX, then PATH, then
 /// /usr/local/cuda/bin/nvcc; its failure is tdslc's (exit 1, its output
 /// shown).
 int compileWithNvcc(const ast::Module &AST, const ir::Module &IR, SourceMgr &SM,
-                    unsigned BufferID, const ReportOptions *Report) {
-  if (!Report && OutputFilename == "-") {
+                    unsigned BufferID, EmitKind Kind, const ReportOptions *Report) {
+  // nvcc writes the object itself; PTX is text and may go to stdout.
+  if (Kind == EmitKind::Obj && OutputFilename == "-") {
     errs() << "tdslc: error: --emit=obj needs -o\n";
     return 1;
   }
@@ -411,12 +442,17 @@ int compileWithNvcc(const ast::Module &AST, const ir::Module &IR, SourceMgr &SM,
   }
   std::vector<std::string> Args = {Nvcc, "-std=c++17", "-I" + tdslIncludeDir(ExePath)};
   SmallString<128> Product(Scratch.Path);
+  StringRef Sm = StringRef(Arch).startswith("sm_") ? StringRef(Arch).drop_front(3)
+                                                    : StringRef(Arch);
   if (Report) {
     // Device code only: ptxas -v is all the report needs from nvcc.
     sys::path::append(Product, Stem + ".cubin");
-    StringRef Sm = StringRef(Arch).startswith("sm_") ? StringRef(Arch).drop_front(3)
-                                                      : StringRef(Arch);
     Args.insert(Args.end(), {"-cubin", "-arch=sm_" + Sm.str(), "-Xptxas", "-v"});
+  } else if (Kind == EmitKind::PTX) {
+    // Through the scratch folder, so that -o - and a failed nvcc leave no
+    // partial file behind.
+    sys::path::append(Product, Stem + ".ptx");
+    Args.insert(Args.end(), {"-ptx", "-arch=compute_" + Sm.str()});
   } else {
     Product = OutputFilename.getValue();
     Args.push_back("-c");
@@ -431,7 +467,7 @@ int compileWithNvcc(const ast::Module &AST, const ir::Module &IR, SourceMgr &SM,
     else
       errs() << "tdslc: error: nvcc failed (exit status " << Run.Status << ") on the CUDA "
              << "emitted for '" << InputFilename << "'\n";
-    if (!Report)
+    if (Kind == EmitKind::Obj)
       sys::fs::remove(OutputFilename);
     return 1;
   }
@@ -439,6 +475,15 @@ int compileWithNvcc(const ast::Module &AST, const ir::Module &IR, SourceMgr &SM,
     ReportOptions R = *Report;
     R.Ptxas = parsePtxasVerbose(Run.Output);
     return writeOutput([&](raw_ostream &OS) { printReport(AST, IR, R, OS); });
+  }
+  if (Kind == EmitKind::PTX) {
+    ErrorOr<std::unique_ptr<MemoryBuffer>> Ptx = MemoryBuffer::getFile(Product, /*IsText=*/true);
+    if (!Ptx) {
+      errs() << "tdslc: error: cannot read the PTX nvcc wrote: " << Ptx.getError().message()
+             << "\n";
+      return 1;
+    }
+    return writeOutput([&](raw_ostream &OS) { OS << (*Ptx)->getBuffer(); });
   }
   if (!HeaderFilename.empty() && !writeHeaderFile(IR, Opts))
     return 1;
@@ -449,6 +494,7 @@ int compileWithNvcc(const ast::Module &AST, const ir::Module &IR, SourceMgr &SM,
 
 int main(int Argc, char **Argv) {
   InitLLVM Init(Argc, Argv);
+  registerPassManagerOptions(TdslcCategory);
   cl::HideUnrelatedOptions(TdslcCategory);
   cl::SetVersionPrinter([](raw_ostream &OS) { OS << "tdslc version " << Version << "\n"; });
   cl::ParseCommandLineOptions(Argc, Argv,
@@ -464,11 +510,21 @@ int main(int Argc, char **Argv) {
            << "' (tdslc supports sm_75 and newer)\n";
     return 1;
   }
-  if (!HeaderFilename.empty() && emitKind() != EmitKind::CUDA && emitKind() != EmitKind::Obj) {
+  // The extension decides only where tdslc writes a stage: --check and
+  // --dump-io write their own report, --list-passes and
+  // --print-include-dir a line.
+  std::optional<EmitKind> KindOrNone = emitKind();
+  if (!KindOrNone && !Check && DumpIO.empty() && !ListPasses && !PrintIncludeDir) {
+    errs() << "tdslc: error: cannot tell what to write from the name '" << OutputFilename
+           << "': without --emit, -o takes .cu (CUDA), .h (header), .o (object), .ptx (PTX) "
+              "or .tir (loop IR)\n";
+    return 1;
+  }
+  EmitKind Kind = KindOrNone.value_or(EmitKind::Loops);
+  if (!HeaderFilename.empty() && Kind != EmitKind::CUDA && Kind != EmitKind::Obj) {
     errs() << "tdslc: error: --header only applies to --emit=cuda and --emit=obj\n";
     return 1;
   }
-  RemarksEnabled = Remarks;
   for (const std::string &Text : ScheduleKnobs) {
     std::string Error;
     std::optional<ir::Knob> K = parseKnob(Text, Error);
@@ -486,9 +542,9 @@ int main(int Argc, char **Argv) {
     }
     llvm::erase_value(Pipeline, Name);
   }
-  if (!PrintIRAfter.empty() && PrintIRAfter != "lower" && !findPass(PrintIRAfter)) {
-    errs() << "tdslc: error: unknown pass '" << PrintIRAfter
-           << "' in --print-ir-after (see --list-passes; 'lower' is the lowering)\n";
+  if (std::string Problem = PassManager::checkOptions(passManagerOptions(), "lower");
+      !Problem.empty()) {
+    errs() << "tdslc: error: " << Problem << "\n";
     return 1;
   }
   ExePath = mainExecutablePath(Argv[0]);
@@ -500,15 +556,9 @@ int main(int Argc, char **Argv) {
     errs() << "tdslc: error: -MD needs -o (the depfile's target)\n";
     return 1;
   }
-  if (!DumpDir.empty()) {
-    if (std::error_code EC = sys::fs::create_directories(DumpDir)) {
-      errs() << "tdslc: error: cannot create '" << DumpDir << "': " << EC.message() << "\n";
-      return 1;
-    }
-  }
   if (ListPasses) {
-    for (const PassInfo &P : allPasses())
-      outs() << format("%-18s", P.Name) << P.Summary << "\n";
+    for (const std::string &Name : Pipeline)
+      outs() << format("%-18s", Name.c_str()) << findPass(Name)->Summary << "\n";
     return 0;
   }
   if (InputFilename.empty()) {
@@ -528,7 +578,7 @@ int main(int Argc, char **Argv) {
       errs() << "tdslc: error: " << Problem << "\n";
       return 1;
     }
-  } else if (emitKind() == EmitKind::Report && !Sizes.empty()) {
+  } else if (Kind == EmitKind::Report && !Sizes.empty()) {
     // The sizes at which --emit=report evaluates FLOPs and bytes.
     if (std::string Problem = parseSizes(Sizes, CheckOpts); !Problem.empty()) {
       errs() << "tdslc: error: " << Problem << "\n";
@@ -557,7 +607,7 @@ int main(int Argc, char **Argv) {
   if (!M)
     return 1;
   // The AST is the parser's; the schedule matters from the IR on.
-  if (emitKind() != EmitKind::AST && !schedulesValid(*M, Diags))
+  if (Kind != EmitKind::AST && !schedulesValid(*M, Diags))
     return 1;
 
   if (!DumpIO.empty()) {
@@ -576,44 +626,44 @@ int main(int Argc, char **Argv) {
     CheckOpts.Knobs = CommandLineKnobs;
     CheckOpts.LineOf = [&](SMLoc L) { return Diags.lineOf(L); };
     bool Ok = true;
+    // --check runs the pipeline once per kernel; its remarks are the
+    // compile's.
+    std::vector<Remark> Collected;
+    if (Remarks)
+      setRemarkHandler([&](const Remark &R) { Collected.push_back(R); });
     int Rc = writeOutput([&](raw_ostream &OS) { Ok = runCheck(*M, CheckOpts, OS, errs()); });
+    setRemarkHandler(nullptr);
+    printRemarks(Collected, Diags, BufferID);
     return Rc ? Rc : (Ok ? 0 : 1);
   }
 
-  switch (emitKind()) {
-  case EmitKind::AST:
+  if (Kind == EmitKind::AST)
     return writeOutput([&](raw_ostream &OS) { printAST(*M, OS); });
-  case EmitKind::IR: {
-    ir::Module IR = compileToIR(*M, {}, Diags);
-    return writeOutput([&](raw_ostream &OS) { ir::printModule(IR, OS); });
-  }
-  case EmitKind::Loops: {
-    ir::Module IR = compileToIR(*M, Pipeline, Diags);
-    return writeOutput([&](raw_ostream &OS) { ir::printModule(IR, OS); });
-  }
+  int ExitStatus = 1;
+  std::optional<ir::Module> IR =
+      compileToIR(*M, Kind == EmitKind::IR ? std::vector<std::string>() : Pipeline, Diags,
+                  BufferID, ExitStatus);
+  if (!IR)
+    return ExitStatus;
+  if (Kind == EmitKind::IR || Kind == EmitKind::Loops)
+    return writeOutput([&](raw_ostream &OS) { ir::printModule(*IR, OS); });
+  if (!fitsTarget(*IR))
+    return 1;
+  switch (Kind) {
   case EmitKind::CUDA:
-  case EmitKind::Header: {
-    ir::Module IR = compileToIR(*M, Pipeline, Diags);
-    if (!fitsTarget(IR))
-      return 1;
-    return emitCudaFiles(IR, SM, BufferID, emitKind() == EmitKind::Header);
-  }
-  case EmitKind::Obj: {
-    ir::Module IR = compileToIR(*M, Pipeline, Diags);
-    if (!fitsTarget(IR))
-      return 1;
-    return compileWithNvcc(*M, IR, SM, BufferID, nullptr);
-  }
+  case EmitKind::Header:
+    return emitCudaFiles(*IR, SM, BufferID, Kind == EmitKind::Header);
+  case EmitKind::Obj:
+  case EmitKind::PTX:
+    return compileWithNvcc(*M, *IR, SM, BufferID, Kind, nullptr);
   case EmitKind::Report: {
-    ir::Module IR = compileToIR(*M, Pipeline, Diags);
-    if (!fitsTarget(IR))
-      return 1;
     ReportOptions R;
     R.Sizes = CheckOpts.Sizes;
     if (CheckOpts.DefaultSize)
       R.DefaultSize = *CheckOpts.DefaultSize;
-    return compileWithNvcc(*M, IR, SM, BufferID, &R);
+    return compileWithNvcc(*M, *IR, SM, BufferID, Kind, &R);
   }
+  default:
+    return 1;
   }
-  return 1;
 }
