@@ -24,9 +24,27 @@ using backend::cName;
 
 namespace {
 
-const char *const Prelude =
-#include "backend/Prelude.inc"
+// The runtime's headers, for --self-contained (generated from
+// runtime/include/tdsl/ by backend/EmbedHeader.cmake).
+const char *const RuntimeHeader =
+#include "runtime_h.inc"
     ;
+const char *const DeviceHeader =
+#include "device_cuh.inc"
+    ;
+
+/// Header text as pasted into a self-contained .cu: its includes of the
+/// other tdsl/ headers go, as those are pasted too.
+std::string pastedHeader(llvm::StringRef Text) {
+  std::string S;
+  while (!Text.empty()) {
+    auto [Line, Rest] = Text.split('\n');
+    if (!Line.startswith("#include <tdsl/"))
+      S += Line.str() + "\n";
+    Text = Rest;
+  }
+  return S;
+}
 
 /// Shared memory a block may use without the opt-in.
 constexpr int64_t DefaultSharedBytes = 48 * 1024;
@@ -1196,12 +1214,16 @@ std::string emitCuda(const Module &M, const CudaEmitOptions &Opts, llvm::raw_ost
   OS << "// " << backend::bannerText(Opts) << "\n"
      << "// Target: " << Opts.Arch << ". Each kernel is a template on its index type;\n"
      << "// the launcher picks int32_t when every tensor and launch has fewer than\n"
-     << "// 2^31 - 2^20 elements (threads). Outputs must not overlap inputs or each other.\n"
-     << "#include <tdsl/runtime.h>\n\n"
-     << "#include <cuda_bf16.h>\n#include <cuda_fp16.h>\n#include <cuda_runtime.h>\n"
+     << "// 2^31 - 2^20 elements (threads). Outputs must not overlap inputs or each other.\n";
+  if (Opts.SelfContained)
+    OS << "// tdsl/runtime.h and tdsl/device.cuh, pasted (--self-contained):\n"
+       << pastedHeader(RuntimeHeader) << pastedHeader(DeviceHeader) << "\n";
+  else
+    OS << "#include <tdsl/runtime.h>\n#include <tdsl/device.cuh>\n\n";
+  OS << "#include <cuda_bf16.h>\n#include <cuda_fp16.h>\n#include <cuda_runtime.h>\n"
      << "#include <math_constants.h>\n\n"
-     << "#include <initializer_list>\n#include <stdint.h>\n#include <type_traits>\n";
-  OS << Prelude;
+     << "#include <initializer_list>\n#include <stdint.h>\n#include <type_traits>\n\n"
+     << "using namespace tdsl_generated; // the helpers of tdsl/device.cuh\n";
   OS << BS.str();
   return "";
 }

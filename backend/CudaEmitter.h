@@ -39,6 +39,9 @@ struct CudaEmitOptions {
   std::vector<std::string> SourceLines;
   /// The header's include-guard stem; derived from InputName if empty.
   std::string GuardName;
+  /// Paste tdsl/runtime.h and tdsl/device.cuh into the .cu instead of
+  /// including them: one file that nvcc compiles with no -I.
+  bool SelfContained = false;
 };
 
 /// Writes the .cu for M. Returns an empty string, or a message saying which

@@ -84,6 +84,11 @@ cl::opt<std::string> HeaderFilename("header",
 cl::opt<std::string> Arch("arch", cl::desc("Target GPU: sm_75 and newer (default sm_90)"),
                           cl::value_desc("sm_XY"), cl::init("sm_90"), cl::cat(TdslcCategory));
 
+cl::opt<bool> SelfContained("self-contained",
+                            cl::desc("Paste tdsl/runtime.h and tdsl/device.cuh into the .cu "
+                                     "instead of including them (one file nvcc compiles alone)"),
+                            cl::cat(TdslcCategory));
+
 /// What to write: --emit when given; CUDA for "-o FILE.cu"; IR otherwise.
 EmitKind emitKind() {
   if (!Emit.getNumOccurrences() && StringRef(OutputFilename).endswith(".cu"))
@@ -307,6 +312,7 @@ CudaEmitOptions cudaEmitOptions(SourceMgr &SM, unsigned BufferID) {
   Opts.Version = Version;
   Opts.InputName = InputFilename == "-" ? "<stdin>" : sys::path::filename(InputFilename).str();
   Opts.Arch = Arch;
+  Opts.SelfContained = SelfContained;
   Opts.CommandLine = "tdslc " + Opts.InputName + " -O" + std::to_string(OptLevel) +
                      " --arch=" + Arch.getValue();
   StringRef Src = SM.getMemoryBuffer(BufferID)->getBuffer();

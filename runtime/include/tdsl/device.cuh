@@ -1,10 +1,31 @@
-// The helpers every generated .cu starts with (backend/CudaEmitter.cpp
-// pastes this text verbatim). They give the GPU the interpreter's
-// semantics where CUDA's own differ or are undefined. Every generated file
-// has the same inline definitions (ODR-safe when several are linked
-// together); a named namespace, not an anonymous one, so that nvcc does
-// not warn about the helpers a file happens not to use.
-R"TDSL_PRELUDE(
+//===- tdsl/device.cuh - The helpers every tdslc-generated .cu includes ---===//
+//
+// They give the GPU the semantics of ir/Interpreter.cpp where CUDA's own
+// differ or are undefined, and the host code of the launchers what it has
+// in common. A generated .cu includes this header (tdslc --self-contained
+// pastes it instead). Everything is inline or a template in a named
+// namespace: ODR-safe when several generated files are linked together, and
+// nvcc does not warn about the helpers a file happens not to use. The
+// generated file says `using namespace tdsl_generated;`; nothing here is
+// meant for code that tdslc did not write.
+//
+// It compiles for sm_75 and newer, with 32- and 64-bit indices, and with
+// -DTDSL_ALWAYS_INDEX64 (see kAlwaysIndex64).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TDSL_DEVICE_CUH
+#define TDSL_DEVICE_CUH
+
+#include <tdsl/runtime.h>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <initializer_list>
+#include <stdint.h>
+#include <type_traits>
+
 namespace tdsl_generated {
 
 //===-- Device helpers: the semantics of ir/Interpreter.cpp ---------------===//
@@ -247,5 +268,5 @@ inline tdsl_status tdsl_release(void **temps, int n, cudaStream_t stream, tdsl_s
 }
 
 } // namespace tdsl_generated
-using namespace tdsl_generated;
-)TDSL_PRELUDE"
+
+#endif // TDSL_DEVICE_CUH
