@@ -531,7 +531,7 @@ private:
   std::string walkTop(const Stmt &S);
   std::string analyzeLaunch(Launch &L);
   std::string kernelName(const Launch &L) const {
-    return "tdsl_" + F.Name + "_k" + std::to_string(L.Index);
+    return Opts.SymbolPrefix + F.Name + "_k" + std::to_string(L.Index);
   }
   std::string camelName() const;
 
@@ -1060,7 +1060,7 @@ void FuncEmitter::emitPlan() {
 void FuncEmitter::emitLauncher() {
   std::string Camel = camelName();
   OS << "\n// " << backend::tdslSignature(F) << "\n";
-  OS << "extern \"C\" " << backend::launcherPrototype(F) << " {\n";
+  OS << "extern \"C\" " << backend::launcherPrototype(F, Opts.SymbolPrefix) << " {\n";
   OS << "  " << Camel << "Plan plan;\n";
   std::string SA = backend::sizeArgs(F);
   OS << "  tdsl_status status = plan" << Camel << "(" << SA << (SA.empty() ? "" : ", ")
@@ -1164,7 +1164,7 @@ void FuncEmitter::emitLauncher() {
 void FuncEmitter::emitLaunchInfo() {
   std::string Camel = camelName();
   size_t N = Launches.size();
-  OS << "\nextern \"C\" " << backend::launchInfoPrototype(F) << " {\n";
+  OS << "\nextern \"C\" " << backend::launchInfoPrototype(F, Opts.SymbolPrefix) << " {\n";
   OS << "  " << Camel << "Plan plan;\n";
   std::string SA = backend::sizeArgs(F);
   OS << "  tdsl_status status = plan" << Camel << "(" << SA << (SA.empty() ? "" : ", ")

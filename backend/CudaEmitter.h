@@ -3,7 +3,8 @@
 // The backend: after the pipeline, each top-level launch of a Func (a
 // statement holding block loops; any other non-alloc statement is a launch
 // of one thread) becomes one __global__ kernel template on its index type,
-// tdsl_<func>_k<i><Index>; global allocs become cudaMallocAsync /
+// tdsl_<func>_k<i><Index> (tdsl_ is the default --symbol-prefix, which
+// every external name takes); global allocs become cudaMallocAsync /
 // cudaFreeAsync in the host launcher tdsl_<func>(), which checks sizes,
 // pointers and grid limits, picks 32-bit indexing when every tensor and
 // every launch has fewer than 2^31 elements (threads), launches in order on
@@ -42,6 +43,9 @@ struct CudaEmitOptions {
   /// Paste tdsl/runtime.h and tdsl/device.cuh into the .cu instead of
   /// including them: one file that nvcc compiles with no -I.
   bool SelfContained = false;
+  /// Starts every external symbol of the .cu (launchers, queries, kernels),
+  /// so that two libraries may both define a kernel of the same name.
+  std::string SymbolPrefix = "tdsl_";
 };
 
 /// Writes the .cu for M. Returns an empty string, or a message saying which

@@ -15,8 +15,10 @@ using namespace ir;
 
 void emitHeader(const Module &M, const CudaEmitOptions &Opts, llvm::raw_ostream &OS) {
   std::string Stem = Opts.GuardName.empty() ? Opts.InputName : Opts.GuardName;
-  std::string Guard = "TDSL_GENERATED_";
-  for (char C : Stem)
+  // The symbol prefix is in the guard: two libraries' softmax.h, included
+  // into one file, must not hide each other.
+  std::string Guard;
+  for (char C : Opts.SymbolPrefix + "GENERATED_" + Stem)
     Guard += std::isalnum(static_cast<unsigned char>(C))
                  ? static_cast<char>(std::toupper(static_cast<unsigned char>(C)))
                  : '_';
@@ -32,8 +34,8 @@ void emitHeader(const Module &M, const CudaEmitOptions &Opts, llvm::raw_ostream 
        << " * tensors are dense, row-major, aligned to their element type, and the\n"
        << " * outputs overlap neither the inputs nor each other. The _launch_info query\n"
        << " * reports the launches' shapes for given sizes without launching. */\n";
-    OS << backend::launcherPrototype(F) << ";\n";
-    OS << backend::launchInfoPrototype(F) << ";\n";
+    OS << backend::launcherPrototype(F, Opts.SymbolPrefix) << ";\n";
+    OS << backend::launchInfoPrototype(F, Opts.SymbolPrefix) << ";\n";
   }
   OS << "\n#ifdef __cplusplus\n} /* extern \"C\" */\n#endif\n\n#endif /* " << Guard << " */\n";
 }

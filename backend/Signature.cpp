@@ -75,8 +75,8 @@ std::string sizeArgs(const Func &F) {
   return S;
 }
 
-std::string launcherPrototype(const Func &F) {
-  std::string S = "tdsl_status tdsl_" + F.Name + "(";
+std::string launcherPrototype(const Func &F, llvm::StringRef Prefix) {
+  std::string S = "tdsl_status " + Prefix.str() + F.Name + "(";
   for (const Buffer &B : F.Params) {
     std::string T = hostElementType(B.Type);
     if (B.Role == BufferRole::Input)
@@ -91,8 +91,8 @@ std::string launcherPrototype(const Func &F) {
   return S + "cudaStream_t stream)";
 }
 
-std::string launchInfoPrototype(const Func &F) {
-  std::string S = "tdsl_status tdsl_" + F.Name + "_launch_info(";
+std::string launchInfoPrototype(const Func &F, llvm::StringRef Prefix) {
+  std::string S = "tdsl_status " + Prefix.str() + F.Name + "_launch_info(";
   std::string Sizes = sizeParams(F);
   if (!Sizes.empty())
     S += Sizes + ", ";

@@ -23,10 +23,11 @@ std::string hostElementType(DType T);
 /// Element types inside kernels (__half, __nv_bfloat16, float, ...).
 std::string deviceElementType(DType T);
 
-/// "tdsl_status tdsl_gemm(const tdsl_f16 *A, ..., cudaStream_t stream)".
-std::string launcherPrototype(const ir::Func &F);
+/// "tdsl_status tdsl_gemm(const tdsl_f16 *A, ..., cudaStream_t stream)"
+/// (Prefix "tdsl_").
+std::string launcherPrototype(const ir::Func &F, llvm::StringRef Prefix);
 /// "tdsl_status tdsl_gemm_launch_info(int64_t M, ..., int *num_launches)".
-std::string launchInfoPrototype(const ir::Func &F);
+std::string launchInfoPrototype(const ir::Func &F, llvm::StringRef Prefix);
 /// "int64_t M, int64_t N" (the size parameters, in Func::Sizes order).
 std::string sizeParams(const ir::Func &F);
 /// "M, N" (the size arguments).

@@ -248,18 +248,17 @@ std::string dim3(const ir::Expr (&D)[3]) {
   return "(" + ir::toString(D[0]) + ", " + ir::toString(D[1]) + ", " + ir::toString(D[2]) + ")";
 }
 
-/// ptxas entries of launch I of Func: "tdsl_<func>_k<I>" then a non-digit
-/// (one per instantiation on the index type).
-std::vector<const KernelResources *> resourcesOf(const std::string &Func, unsigned I,
+/// ptxas entries of the kernel named Kernel ("tdsl_<func>_k<I>"): the name
+/// then a non-digit (one per instantiation on the index type).
+std::vector<const KernelResources *> resourcesOf(const std::string &Kernel,
                                                  const std::vector<KernelResources> &All) {
-  std::string Prefix = "tdsl_" + Func + "_k" + std::to_string(I);
   std::vector<const KernelResources *> Found;
   for (const KernelResources &K : All) {
     StringRef Name = K.Name;
-    size_t At = Name.find(Prefix);
+    size_t At = Name.find(Kernel);
     if (At == StringRef::npos)
       continue;
-    StringRef After = Name.drop_front(At + Prefix.size());
+    StringRef After = Name.drop_front(At + Kernel.size());
     if (After.empty() || !isDigit(After.front()))
       Found.push_back(&K);
   }
@@ -317,9 +316,10 @@ void printReport(const ast::Module &AST, const ir::Module &IR, const ReportOptio
         OS << " (line " << L.Line << ")";
       OS << ": grid " << dim3(L.Grid) << ", block " << dim3(L.Block) << ", shared "
          << L.SharedBytes << " B\n";
-      std::vector<const KernelResources *> Rs = resourcesOf(K->Name, I, Opts.Ptxas);
+      std::string Kernel = Opts.SymbolPrefix + K->Name + "_k" + std::to_string(I);
+      std::vector<const KernelResources *> Rs = resourcesOf(Kernel, Opts.Ptxas);
       if (Rs.empty() && !Opts.Ptxas.empty())
-        OS << "    ptxas: no entry for tdsl_" << K->Name << "_k" << I << "\n";
+        OS << "    ptxas: no entry for " << Kernel << "\n";
       for (const KernelResources *R : Rs) {
         std::string Inst = instantiation(*R);
         OS << "    ptxas" << (Inst.empty() ? "" : " " + Inst) << ": " << R->Registers

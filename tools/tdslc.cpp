@@ -29,6 +29,7 @@
 #include "driver/Toolchain.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -88,6 +89,12 @@ cl::opt<bool> SelfContained("self-contained",
                             cl::desc("Paste tdsl/runtime.h and tdsl/device.cuh into the .cu "
                                      "instead of including them (one file nvcc compiles alone)"),
                             cl::cat(TdslcCategory));
+
+cl::opt<std::string> SymbolPrefix(
+    "symbol-prefix",
+    cl::desc("Start every external symbol of the .cu and .h with this instead of tdsl_ "
+             "(launchers, queries, kernels), so that two libraries may define the same kernel"),
+    cl::value_desc("prefix"), cl::init("tdsl_"), cl::cat(TdslcCategory));
 
 /// What to write: --emit when given; CUDA for "-o FILE.cu"; IR otherwise.
 EmitKind emitKind() {
@@ -313,8 +320,11 @@ CudaEmitOptions cudaEmitOptions(SourceMgr &SM, unsigned BufferID) {
   Opts.InputName = InputFilename == "-" ? "<stdin>" : sys::path::filename(InputFilename).str();
   Opts.Arch = Arch;
   Opts.SelfContained = SelfContained;
+  Opts.SymbolPrefix = SymbolPrefix;
   Opts.CommandLine = "tdslc " + Opts.InputName + " -O" + std::to_string(OptLevel) +
                      " --arch=" + Arch.getValue();
+  if (SymbolPrefix.getNumOccurrences())
+    Opts.CommandLine += " --symbol-prefix=" + SymbolPrefix.getValue();
   StringRef Src = SM.getMemoryBuffer(BufferID)->getBuffer();
   while (!Src.empty()) {
     auto [Line, Rest] = Src.split('\n');
@@ -470,6 +480,15 @@ int main(int Argc, char **Argv) {
            << "' (tdslc supports sm_75 and newer)\n";
     return 1;
   }
+  // A C identifier that is not one the implementation reserves.
+  StringRef Prefix = SymbolPrefix;
+  if (Prefix.empty() || isDigit(Prefix.front()) || Prefix.startswith("__") ||
+      (Prefix.size() > 1 && Prefix[0] == '_' && Prefix[1] >= 'A' && Prefix[1] <= 'Z') ||
+      !llvm::all_of(Prefix, [](char C) { return isAlnum(C) || C == '_'; })) {
+    errs() << "tdslc: error: invalid --symbol-prefix '" << Prefix
+           << "' (expected the start of a C identifier, e.g. mylib_)\n";
+    return 1;
+  }
   if (!HeaderFilename.empty() && emitKind() != EmitKind::CUDA && emitKind() != EmitKind::Obj) {
     errs() << "tdslc: error: --header only applies to --emit=cuda and --emit=obj\n";
     return 1;
@@ -615,6 +634,7 @@ int main(int Argc, char **Argv) {
     if (!fitsTarget(IR))
       return 1;
     ReportOptions R;
+    R.SymbolPrefix = SymbolPrefix;
     R.Sizes = CheckOpts.Sizes;
     if (CheckOpts.DefaultSize)
       R.DefaultSize = *CheckOpts.DefaultSize;
