@@ -4,11 +4,14 @@
 // statement holding block loops; any other non-alloc statement is a launch
 // of one thread) becomes one __global__ kernel template on its index type,
 // tdsl_<func>_k<i><Index> (tdsl_ is the default --symbol-prefix, which
-// every external name takes); global allocs become cudaMallocAsync /
-// cudaFreeAsync in the host launcher tdsl_<func>(), which checks sizes,
+// every external name takes). The host launcher tdsl_<func>() checks sizes,
 // pointers and grid limits, picks 32-bit indexing when every tensor and
 // every launch has fewer than 2^31 elements (threads), launches in order on
-// the caller's stream and never synchronizes, exits or prints. The kernels
+// the caller's stream and never synchronizes, exits or prints. Global
+// allocs become slices of one workspace: tdsl_<func>() allocates it on the
+// stream (cudaMallocAsync / cudaFreeAsync), tdsl_<func>_with_workspace()
+// takes the caller's, whose size tdsl_<func>_workspace_size() reports
+// (CUDA graphs and caching allocators want no allocation inside). The kernels
 // compute exactly what ir/Interpreter.cpp computes (math library rounding
 // aside): integer division by zero gives 0, float to int rounds to nearest
 // even and saturates, f16/bf16 convert with one rounding, fminf/fmaxf.

@@ -249,6 +249,23 @@ inline tdsl_status tdsl_launch(void (*kernel)(Params...), const tdsl_launch_info
   return tdsl_record_cuda_error(cudaGetLastError(), TDSL_ERROR_LAUNCH);
 }
 
+// A launcher's temporaries sit in one workspace (the caller's, or one
+// allocation of the launcher's) at offsets aligned as cudaMalloc aligns, so
+// each is as aligned as the workspace: the 16-byte paths stay open.
+inline constexpr size_t kWorkspaceAlignment = 256;
+
+// Places a temporary of `bytes` at the end of the workspace: its offset and
+// the workspace's new size; false if that overflows size_t.
+inline bool tdsl_workspace_append(size_t bytes, size_t *offset, size_t *workspace_bytes) {
+  const size_t rounded = (bytes + (kWorkspaceAlignment - 1)) / kWorkspaceAlignment *
+                         kWorkspaceAlignment;
+  if (rounded < bytes || rounded > SIZE_MAX - *workspace_bytes)
+    return false;
+  *offset = *workspace_bytes;
+  *workspace_bytes += rounded;
+  return true;
+}
+
 inline tdsl_status tdsl_malloc_async(void **p, size_t bytes, cudaStream_t stream) {
   return tdsl_record_cuda_error(cudaMallocAsync(p, bytes, stream), TDSL_ERROR_OUT_OF_MEMORY);
 }
@@ -257,14 +274,6 @@ inline tdsl_status tdsl_free_async(void **p, cudaStream_t stream) {
   cudaError_t err = *p ? cudaFreeAsync(*p, stream) : cudaSuccess;
   *p = nullptr;
   return tdsl_record_cuda_error(err, TDSL_ERROR_CUDA);
-}
-
-// Frees what is still allocated after a failure and returns that failure.
-inline tdsl_status tdsl_release(void **temps, int n, cudaStream_t stream, tdsl_status failure) {
-  for (int i = 0; i < n; ++i)
-    if (temps[i])
-      cudaFreeAsync(temps[i], stream);
-  return failure;
 }
 
 } // namespace tdsl_generated
