@@ -82,8 +82,15 @@ cl::opt<std::string> HeaderFilename("header",
                                     cl::desc("With --emit=cuda, also write the C header here"),
                                     cl::value_desc("file"), cl::cat(TdslcCategory));
 
-cl::opt<std::string> Arch("arch", cl::desc("Target GPU: sm_75 and newer (default sm_90)"),
-                          cl::value_desc("sm_XY"), cl::init("sm_90"), cl::cat(TdslcCategory));
+cl::opt<std::string> Arch("arch",
+                          cl::desc("Target GPU: sm_75 and newer (default sm_90), or several "
+                                   "(sm_80,sm_90): every launch must fit each"),
+                          cl::value_desc("sm_XY[,...]"), cl::init("sm_90"),
+                          cl::cat(TdslcCategory));
+
+/// --arch, split at the commas. The emitted CUDA does not depend on the
+/// arch (only the checks do), so one .cu serves every arch listed.
+SmallVector<StringRef, 4> Archs;
 
 cl::opt<bool> SelfContained("self-contained",
                             cl::desc("Paste tdsl/runtime.h and tdsl/device.cuh into the .cu "
@@ -279,7 +286,10 @@ ir::Module compileToIR(const ast::Module &M, const std::vector<std::string> &Pip
 /// block's entry when it comes from the file, naming the option otherwise.
 bool schedulesValid(const ast::Module &M, DiagEngine &Diags) {
   bool Ok = true;
-  int64_t MaxShared = archLimits(parseCudaArch(Arch)).MaxSharedBytes;
+  // The schedule must fit every arch: the one with the least shared memory.
+  int64_t MaxShared = INT64_MAX;
+  for (StringRef A : Archs)
+    MaxShared = std::min(MaxShared, archLimits(parseCudaArch(A)).MaxSharedBytes);
   for (const auto &K : M.Kernels) {
     if (!K->Sched && CommandLineKnobs.empty())
       continue;
@@ -305,10 +315,14 @@ bool schedulesValid(const ast::Module &M, DiagEngine &Diags) {
 /// The last step before the backend: a launch the GPU cannot run (too much
 /// shared memory, too many threads) is the user's error, never emitted.
 bool fitsTarget(const ir::Module &IR) {
-  std::vector<std::string> Problems = checkResources(IR, Arch);
-  for (const std::string &P : Problems)
-    errs() << "tdslc: error: " << P << "\n";
-  return Problems.empty();
+  bool Fits = true;
+  for (StringRef A : Archs) {
+    std::vector<std::string> Problems = checkResources(IR, A);
+    for (const std::string &P : Problems)
+      errs() << "tdslc: error: " << P << "\n";
+    Fits &= Problems.empty();
+  }
+  return Fits;
 }
 
 /// Writes the .cu (or, with HeaderOnly, the .h) of IR; with --header the
@@ -318,7 +332,7 @@ CudaEmitOptions cudaEmitOptions(SourceMgr &SM, unsigned BufferID) {
   CudaEmitOptions Opts;
   Opts.Version = Version;
   Opts.InputName = InputFilename == "-" ? "<stdin>" : sys::path::filename(InputFilename).str();
-  Opts.Arch = Arch;
+  Opts.Arch = join(Archs, ", ");
   Opts.SelfContained = SelfContained;
   Opts.SymbolPrefix = SymbolPrefix;
   Opts.CommandLine = "tdslc " + Opts.InputName + " -O" + std::to_string(OptLevel) +
@@ -394,9 +408,17 @@ int compileWithNvcc(const ast::Module &AST, const ir::Module &IR, SourceMgr &SM,
               "CUDA toolkit in /usr/local/cuda)\n";
     return 1;
   }
-  std::optional<std::vector<std::string>> ArchFlags = nvccArchFlags(Arch);
-  if (!ArchFlags) {
-    errs() << "tdslc: error: invalid --arch '" << Arch << "' (expected sm_NN, e.g. sm_90)\n";
+  std::vector<std::string> ArchFlags;
+  for (StringRef A : Archs) {
+    std::optional<std::vector<std::string>> Flags = nvccArchFlags(A);
+    if (!Flags) {
+      errs() << "tdslc: error: invalid --arch '" << A << "' (expected sm_NN, e.g. sm_90)\n";
+      return 1;
+    }
+    llvm::append_range(ArchFlags, *Flags);
+  }
+  if (Report && Archs.size() > 1) {
+    errs() << "tdslc: error: --emit=report takes one --arch (ptxas -v reports one)\n";
     return 1;
   }
   CudaEmitOptions Opts = cudaEmitOptions(SM, BufferID);
@@ -436,7 +458,7 @@ int compileWithNvcc(const ast::Module &AST, const ir::Module &IR, SourceMgr &SM,
   } else {
     Product = OutputFilename.getValue();
     Args.push_back("-c");
-    Args.insert(Args.end(), ArchFlags->begin(), ArchFlags->end());
+    Args.insert(Args.end(), ArchFlags.begin(), ArchFlags.end());
   }
   Args.insert(Args.end(), {"-o", std::string(Product), std::string(CuPath)});
   ToolRun Run = runTool(Nvcc, Args);
@@ -475,11 +497,13 @@ int main(int Argc, char **Argv) {
            << " (expected 0 to 3)\n";
     return 1;
   }
-  if (!parseCudaArch(Arch)) {
-    errs() << "tdslc: error: unsupported architecture '" << Arch
-           << "' (tdslc supports sm_75 and newer)\n";
-    return 1;
-  }
+  StringRef(Arch).split(Archs, ',');
+  for (StringRef A : Archs)
+    if (!parseCudaArch(A)) {
+      errs() << "tdslc: error: unsupported architecture '" << A
+             << "' (tdslc supports sm_75 and newer)\n";
+      return 1;
+    }
   // A C identifier that is not one the implementation reserves.
   StringRef Prefix = SymbolPrefix;
   if (Prefix.empty() || isDigit(Prefix.front()) || Prefix.startswith("__") ||
