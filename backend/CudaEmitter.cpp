@@ -511,6 +511,16 @@ public:
     return "";
   }
 
+  /// The names this Func defines at file scope with external linkage.
+  std::vector<std::string> externalNames() const {
+    const std::string P = Opts.SymbolPrefix + F.Name;
+    std::vector<std::string> Names = {P, P + "_with_workspace", P + "_launch_info",
+                                      P + "_workspace_size"};
+    for (const Launch &L : Launches)
+      Names.push_back(kernelName(L));
+    return Names;
+  }
+
   void emitKernels();
   void emitHost();
 
@@ -1277,10 +1287,19 @@ unsigned parseCudaArch(llvm::StringRef Arch) {
 std::string emitCuda(const Module &M, const CudaEmitOptions &Opts, llvm::raw_ostream &OS) {
   std::string Body;
   llvm::raw_string_ostream BS(Body);
+  // Kernel names that are another kernel's name plus a suffix tdslc adds
+  // (softmax and softmax_launch_info) would define one symbol twice.
+  llvm::StringMap<std::string> DefinedBy;
   for (const Func &F : M.Funcs) {
     FuncEmitter E(F, Opts, BS);
     if (std::string Err = E.analyze(); !Err.empty())
       return Err;
+    for (const std::string &Name : E.externalNames()) {
+      auto [It, New] = DefinedBy.try_emplace(Name, F.Name);
+      if (!New)
+        return "kernels '" + It->second + "' and '" + F.Name + "' both define the symbol '" +
+               Name + "'; rename one";
+    }
     BS << "\n//===-- " << backend::tdslSignature(F) << "\n";
     E.emitKernels();
     E.emitHost();

@@ -7,7 +7,7 @@
 //   tdslc FILE --dump-io=DIR --sizes ... inputs, reference outputs and
 //                                        tolerance as files, per kernel
 //   tdslc --list-passes                  the pipeline, in order
-//   tdslc --print-include-dir            where tdsl/runtime.h lives
+//   tdslc --print-include-dir            where tdsl/runtime.h and device.cuh live
 //   ... -MD [-MF FILE]                   also a make depfile for -o
 //   ... --dump-dir=DIR                   the IR after each pass, DIR/NN-<pass>.tir
 //
@@ -139,8 +139,9 @@ cl::opt<bool> ExactInputs("exact-inputs",
                           cl::cat(TdslcCategory));
 
 cl::opt<bool> PrintIncludeDir("print-include-dir",
-                              cl::desc("Print the folder holding tdsl/runtime.h (what the "
-                                       "emitted code and launchers include) and exit"),
+                              cl::desc("Print the folder holding tdsl/runtime.h and "
+                                       "tdsl/device.cuh (what the emitted code and "
+                                       "launchers include) and exit"),
                               cl::cat(TdslcCategory));
 
 cl::opt<bool> WriteDepfile("MD", cl::desc("Also write a make depfile for the -o file"),
