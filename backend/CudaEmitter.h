@@ -59,6 +59,10 @@ std::string emitCuda(const ir::Module &M, const CudaEmitOptions &Opts, llvm::raw
 /// and launch-info query.
 void emitHeader(const ir::Module &M, const CudaEmitOptions &Opts, llvm::raw_ostream &OS);
 
+/// Whether Prefix may start the emitted symbols (CudaEmitOptions::SymbolPrefix):
+/// the start of a C identifier, and not of one the implementation reserves.
+bool isValidSymbolPrefix(llvm::StringRef Prefix);
+
 /// "sm_90" -> 90; 0 if Arch is not an architecture tdslc targets (sm_75
 /// and newer).
 unsigned parseCudaArch(llvm::StringRef Arch);

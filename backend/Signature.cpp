@@ -3,6 +3,8 @@
 
 #include "ir/Printer.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 
 namespace tdsl::backend {
@@ -152,3 +154,10 @@ std::string bannerText(const CudaEmitOptions &Opts) {
 }
 
 } // namespace tdsl::backend
+
+bool tdsl::isValidSymbolPrefix(llvm::StringRef Prefix) {
+  auto IsUpper = [](char C) { return C >= 'A' && C <= 'Z'; };
+  return !Prefix.empty() && !llvm::isDigit(Prefix.front()) && !Prefix.startswith("__") &&
+         !(Prefix.size() > 1 && Prefix[0] == '_' && IsUpper(Prefix[1])) &&
+         llvm::all_of(Prefix, [](char C) { return llvm::isAlnum(C) || C == '_'; });
+}

@@ -505,12 +505,8 @@ int main(int Argc, char **Argv) {
              << "' (tdslc supports sm_75 and newer)\n";
       return 1;
     }
-  // A C identifier that is not one the implementation reserves.
-  StringRef Prefix = SymbolPrefix;
-  if (Prefix.empty() || isDigit(Prefix.front()) || Prefix.startswith("__") ||
-      (Prefix.size() > 1 && Prefix[0] == '_' && Prefix[1] >= 'A' && Prefix[1] <= 'Z') ||
-      !llvm::all_of(Prefix, [](char C) { return isAlnum(C) || C == '_'; })) {
-    errs() << "tdslc: error: invalid --symbol-prefix '" << Prefix
+  if (!isValidSymbolPrefix(SymbolPrefix)) {
+    errs() << "tdslc: error: invalid --symbol-prefix '" << SymbolPrefix
            << "' (expected the start of a C identifier, e.g. mylib_)\n";
     return 1;
   }
