@@ -1127,8 +1127,11 @@ std::string FuncEmitter::runCall(const std::string &Workspace) const {
 
 void FuncEmitter::emitRun() {
   std::string Camel = camelName(), P = backend::launcherParams(F);
-  OS << "\n// The launches of one call, in order on stream; the temporaries are carved\n"
-     << "// from workspace (plan.workspace_bytes, aligned to kWorkspaceAlignment).\n";
+  OS << "\n// The launches of one call, in order on stream";
+  if (!Temps.empty())
+    OS << "; the temporaries are carved\n"
+       << "// from workspace (plan.workspace_bytes, aligned to kWorkspaceAlignment)";
+  OS << ".\n";
   OS << "tdsl_status run" << Camel << "(const " << Camel << "Plan &plan, " << P
      << (P.empty() ? "" : ", ") << (Temps.empty() ? "" : "unsigned char *workspace, ")
      << "cudaStream_t stream) {\n";
@@ -1221,7 +1224,8 @@ void FuncEmitter::emitLauncher() {
 }
 
 void FuncEmitter::emitWorkspaceLauncher() {
-  OS << "\nextern \"C\" " << backend::workspaceLauncherPrototype(F, Opts.SymbolPrefix)
+  OS << "\n// The same launches on the caller's workspace: nothing allocated.\n";
+  OS << "extern \"C\" " << backend::workspaceLauncherPrototype(F, Opts.SymbolPrefix)
      << " {\n";
   emitPlanCall();
   emitPointerChecks();
