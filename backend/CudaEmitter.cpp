@@ -1225,8 +1225,7 @@ void FuncEmitter::emitLauncher() {
 
 void FuncEmitter::emitWorkspaceLauncher() {
   OS << "\n// The same launches on the caller's workspace: nothing allocated.\n";
-  OS << "extern \"C\" " << backend::workspaceLauncherPrototype(F, Opts.SymbolPrefix)
-     << " {\n";
+  OS << "extern \"C\" " << backend::workspaceLauncherPrototype(F, Opts.SymbolPrefix) << " {\n";
   emitPlanCall();
   emitPointerChecks();
   if (Temps.empty()) {
@@ -1301,8 +1300,8 @@ std::string emitCuda(const Module &M, const CudaEmitOptions &Opts, llvm::raw_ost
     for (const std::string &Name : E.externalNames()) {
       auto [It, New] = DefinedBy.try_emplace(Name, F.Name);
       if (!New)
-        return "kernels '" + It->second + "' and '" + F.Name + "' both define the symbol '" +
-               Name + "'; rename one";
+        return "kernels '" + It->second + "' and '" + F.Name + "' both define the symbol '" + Name +
+               "'; rename one";
     }
     BS << "\n//===-- " << backend::tdslSignature(F) << "\n";
     E.emitKernels();

@@ -30,7 +30,8 @@ std::string cName(llvm::StringRef Name) {
       "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq", "_Bool",
       "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "dim3", "min", "max",
       "Index", "stream", "infos", "max_infos", "num_launches", "status", "index64",
-      "plan", "temps", "main", "workspace", "workspace_bytes", "bytes", "freed", "errno", "assert", "NULL", "INFINITY", "NAN"};
+      "plan", "temps", "main", "workspace", "workspace_bytes", "bytes", "freed", "errno",
+      "assert", "NULL", "INFINITY", "NAN"};
   if (Reserved.count(Name) || Name.startswith("tdsl_") || Name.startswith("__") ||
       Name.startswith("CUDART_") || Name.startswith("TDSL_") ||
       // kUpperCamel is where the kernels' named constants live (kThreads).
