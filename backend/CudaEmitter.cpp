@@ -26,9 +26,27 @@ using backend::cName;
 
 namespace {
 
-const char *const Prelude =
-#include "backend/Prelude.inc"
+// The runtime's headers, for --self-contained (generated from
+// runtime/include/tdsl/ by backend/EmbedHeader.cmake).
+const char *const RuntimeHeader =
+#include "runtime_h.inc"
     ;
+const char *const DeviceHeader =
+#include "device_cuh.inc"
+    ;
+
+/// Header text as pasted into a self-contained .cu: its includes of the
+/// other tdsl/ headers go, as those are pasted too.
+std::string pastedHeader(llvm::StringRef Text) {
+  std::string S;
+  while (!Text.empty()) {
+    auto [Line, Rest] = Text.split('\n');
+    if (!Line.startswith("#include <tdsl/"))
+      S += Line.str() + "\n";
+    Text = Rest;
+  }
+  return S;
+}
 
 /// Shared memory a block may use without the opt-in.
 constexpr int64_t DefaultSharedBytes = 48 * 1024;
@@ -517,6 +535,16 @@ public:
     return "";
   }
 
+  /// The names this Func defines at file scope with external linkage.
+  std::vector<std::string> externalNames() const {
+    const std::string P = Opts.SymbolPrefix + F.Name;
+    std::vector<std::string> Names = {P, P + "_with_workspace", P + "_launch_info",
+                                      P + "_workspace_size"};
+    for (const Launch &L : Launches)
+      Names.push_back(kernelName(L));
+    return Names;
+  }
+
   void emitKernels();
   void emitHost();
 
@@ -536,9 +564,9 @@ private:
 
   std::string walkTop(const Stmt &S);
   std::string analyzeLaunch(Launch &L);
-  /// tdsl_<func>_<launch>: stable, and says what the kernel computes.
+  /// <prefix><func>_<launch>: stable, and says what the kernel computes.
   std::string kernelName(const Launch &L) const {
-    return "tdsl_" + F.Name + "_" + L.Node->Name;
+    return Opts.SymbolPrefix + F.Name + "_" + L.Node->Name;
   }
   std::string camelName() const { return camelCase(F.Name); }
 
@@ -553,8 +581,16 @@ private:
   void emitFor(const ForNode &N, ExprWriter &W, bool Last);
   bool emitVectorCopy(const ForNode &N, ExprWriter &W);
   void emitPlan();
+  void emitWorkspaceLayout();
+  void emitPlanCall();
+  void emitPointerChecks();
+  /// "runSoftmax(plan, X, Y, R, C, <Workspace>, stream)".
+  std::string runCall(const std::string &Workspace) const;
+  void emitRun();
   void emitLauncher();
+  void emitWorkspaceLauncher();
   void emitLaunchInfo();
+  void emitWorkspaceSize();
 };
 
 std::string FuncEmitter::walkTop(const Stmt &S) {
@@ -995,10 +1031,13 @@ void FuncEmitter::emitPlan() {
   std::string Camel = camelName();
   size_t NL = std::max<size_t>(Launches.size(), 1), NT = std::max<size_t>(Temps.size(), 1);
   OS << "\n// What " << F.Name << " needs for given sizes: launch shapes, temporary\n"
-     << "// buffers and the index type; shared by the launcher and the query.\n";
+     << "// buffers and their place in the workspace, the index type; shared by the\n"
+     << "// launchers and the queries.\n";
   OS << "struct " << Camel << "Plan {\n"
      << "  tdsl_launch_info launches[" << NL << "];\n"
      << "  size_t temp_bytes[" << NT << "];\n"
+     << "  size_t temp_offsets[" << NT << "];\n"
+     << "  size_t workspace_bytes;\n"
      << "  bool index64;\n"
      << "};\n\n";
   OS << "tdsl_status plan" << Camel << "(";
@@ -1060,6 +1099,7 @@ void FuncEmitter::emitPlan() {
     Count(B, B.Role == BufferRole::Input ? "input" : "output", -1);
   for (size_t I = 0; I < Temps.size(); ++I)
     Count(*Temps[I], "temporary", static_cast<int>(I));
+  emitWorkspaceLayout();
   for (const Launch &L : Launches) {
     OS << "  // launch " << L.Index << "\n";
     OS << "  if (!tdsl_set_launch(&plan->launches[" << L.Index << "], " << W.str(L.Shape.Grid[0])
@@ -1072,15 +1112,31 @@ void FuncEmitter::emitPlan() {
   OS << "  return TDSL_SUCCESS;\n}\n";
 }
 
-void FuncEmitter::emitLauncher() {
-  std::string Camel = camelName();
-  OS << "\n// " << backend::tdslSignature(F) << "\n";
-  OS << "extern \"C\" " << backend::launcherPrototype(F) << " {\n";
+void FuncEmitter::emitWorkspaceLayout() {
+  if (Temps.empty()) {
+    OS << "  plan->workspace_bytes = 0;\n";
+    return;
+  }
+  // Each temporary has bytes of its own. Two whose lifetimes do not overlap
+  // could share them, but the lowering nests every temporary to the end of
+  // its Func, so none such exist yet.
+  OS << "  // The workspace: the temporaries one after another, at offsets aligned\n"
+     << "  // to kWorkspaceAlignment.\n"
+     << "  plan->workspace_bytes = 0;\n";
+  for (size_t I = 0; I < Temps.size(); ++I)
+    OS << "  if (!tdsl_workspace_append(plan->temp_bytes[" << I << "], &plan->temp_offsets[" << I
+       << "], &plan->workspace_bytes))\n    return TDSL_ERROR_TOO_LARGE;\n";
+}
+
+void FuncEmitter::emitPlanCall() {
+  std::string Camel = camelName(), SA = backend::sizeArgs(F);
   OS << "  " << Camel << "Plan plan;\n";
-  std::string SA = backend::sizeArgs(F);
   OS << "  tdsl_status status = plan" << Camel << "(" << SA << (SA.empty() ? "" : ", ")
      << "&plan);\n";
   OS << "  if (status != TDSL_SUCCESS)\n    return status;\n";
+}
+
+void FuncEmitter::emitPointerChecks() {
   std::string Null, Align;
   for (const Buffer &B : F.Params) {
     if (B.Role == BufferRole::Input && B.rank() == 0)
@@ -1094,33 +1150,39 @@ void FuncEmitter::emitLauncher() {
     OS << "  if (" << Null << ")\n    return TDSL_ERROR_NULL_POINTER;\n";
     OS << "  if (" << Align << ")\n    return TDSL_ERROR_MISALIGNED_POINTER;\n";
   }
-  size_t NT = std::max<size_t>(Temps.size(), 1);
+}
+
+std::string FuncEmitter::runCall(const std::string &Workspace) const {
+  std::string A = backend::launcherArgs(F);
+  return "run" + camelName() + "(plan, " + A + (A.empty() ? "" : ", ") +
+         (Temps.empty() ? "" : Workspace + ", ") + "stream)";
+}
+
+void FuncEmitter::emitRun() {
+  std::string Camel = camelName(), P = backend::launcherParams(F);
+  OS << "\n// The launches of one call, in order on stream";
   if (!Temps.empty())
-    OS << "  // Temporaries live on the stream between the launches that use them.\n"
-       << "  void *temps[" << NT << "] = {};\n";
+    OS << "; the temporaries are carved\n"
+       << "// from workspace (plan.workspace_bytes, aligned to kWorkspaceAlignment)";
+  OS << ".\n";
+  OS << "tdsl_status run" << Camel << "(const " << Camel << "Plan &plan, " << P
+     << (P.empty() ? "" : ", ") << (Temps.empty() ? "" : "unsigned char *workspace, ")
+     << "cudaStream_t stream) {\n";
+  if (!Launches.empty())
+    OS << "  tdsl_status status;\n";
   unsigned Depth = 1;
   auto Ind = [&]() -> llvm::raw_ostream & { return OS.indent(Depth * 2); };
-  std::string Fail = Temps.empty() ? "status"
-                                   : "tdsl_release(temps, " + std::to_string(NT) +
-                                         ", stream, status)";
   for (const HostStep &S : Steps) {
     switch (S.K) {
     case HostStep::Alloc: {
       std::string T = backend::deviceElementType(S.Buf->Type);
       Ind() << "{\n";
       ++Depth;
-      Ind() << "status = tdsl_malloc_async(&temps[" << S.Temp << "], plan.temp_bytes[" << S.Temp
-            << "], stream);\n";
-      Ind() << "if (status != TDSL_SUCCESS)\n";
-      Ind() << "  return " << Fail << ";\n";
-      Ind() << T << " *const " << cName(S.Buf->Name) << " = static_cast<" << T
-            << " *>(temps[" << S.Temp << "]);\n";
+      Ind() << T << " *const " << cName(S.Buf->Name) << " = reinterpret_cast<" << T
+            << " *>(workspace + plan.temp_offsets[" << S.Temp << "]);\n";
       break;
     }
     case HostStep::Free:
-      Ind() << "status = tdsl_free_async(&temps[" << S.Temp << "], stream);\n";
-      Ind() << "if (status != TDSL_SUCCESS)\n";
-      Ind() << "  return " << Fail << ";\n";
       --Depth;
       Ind() << "}\n";
       break;
@@ -1168,7 +1230,7 @@ void FuncEmitter::emitLauncher() {
       Ind() << "    : tdsl_launch(" << K << "<int32_t>, " << Info << ", stream"
             << (L.Globals.empty() && F.Sizes.empty() ? "" : ", ") << Args("int32_t") << ");\n";
       Ind() << "if (status != TDSL_SUCCESS)\n";
-      Ind() << "  return " << Fail << ";\n";
+      Ind() << "  return status;\n";
       break;
     }
     }
@@ -1176,15 +1238,47 @@ void FuncEmitter::emitLauncher() {
   OS << "  return TDSL_SUCCESS;\n}\n";
 }
 
+void FuncEmitter::emitLauncher() {
+  OS << "\n// " << backend::tdslSignature(F) << "\n";
+  OS << "extern \"C\" " << backend::launcherPrototype(F, Opts.SymbolPrefix) << " {\n";
+  emitPlanCall();
+  emitPointerChecks();
+  if (Temps.empty()) {
+    OS << "  return " << runCall("") << ";\n}\n";
+    return;
+  }
+  OS << "  // The temporaries' workspace lives on the stream for the launches.\n"
+     << "  void *workspace = nullptr;\n"
+     << "  status = tdsl_malloc_async(&workspace, plan.workspace_bytes, stream);\n"
+     << "  if (status != TDSL_SUCCESS)\n    return status;\n"
+     << "  status = " << runCall("static_cast<unsigned char *>(workspace)") << ";\n"
+     << "  tdsl_status freed = tdsl_free_async(&workspace, stream);\n"
+     << "  return status != TDSL_SUCCESS ? status : freed;\n}\n";
+}
+
+void FuncEmitter::emitWorkspaceLauncher() {
+  OS << "\n// The same launches on the caller's workspace: nothing allocated.\n";
+  OS << "extern \"C\" " << backend::workspaceLauncherPrototype(F, Opts.SymbolPrefix) << " {\n";
+  emitPlanCall();
+  emitPointerChecks();
+  if (Temps.empty()) {
+    OS << "  (void)workspace; // " << F.Name << " has no temporaries\n"
+       << "  (void)workspace_bytes;\n"
+       << "  return " << runCall("") << ";\n}\n";
+    return;
+  }
+  OS << "  if (workspace_bytes < plan.workspace_bytes)\n"
+     << "    return TDSL_ERROR_WORKSPACE_TOO_SMALL;\n"
+     << "  if (!workspace)\n    return TDSL_ERROR_NULL_POINTER;\n"
+     << "  if (!tdsl_is_aligned(workspace, kWorkspaceAlignment))\n"
+     << "    return TDSL_ERROR_MISALIGNED_POINTER;\n"
+     << "  return " << runCall("static_cast<unsigned char *>(workspace)") << ";\n}\n";
+}
+
 void FuncEmitter::emitLaunchInfo() {
-  std::string Camel = camelName();
   size_t N = Launches.size();
-  OS << "\nextern \"C\" " << backend::launchInfoPrototype(F) << " {\n";
-  OS << "  " << Camel << "Plan plan;\n";
-  std::string SA = backend::sizeArgs(F);
-  OS << "  tdsl_status status = plan" << Camel << "(" << SA << (SA.empty() ? "" : ", ")
-     << "&plan);\n";
-  OS << "  if (status != TDSL_SUCCESS)\n    return status;\n";
+  OS << "\nextern \"C\" " << backend::launchInfoPrototype(F, Opts.SymbolPrefix) << " {\n";
+  emitPlanCall();
   OS << "  if (!num_launches || (max_infos > 0 && !infos))\n"
      << "    return TDSL_ERROR_NULL_POINTER;\n";
   OS << "  *num_launches = " << N << ";\n";
@@ -1193,12 +1287,23 @@ void FuncEmitter::emitLaunchInfo() {
   OS << "  return TDSL_SUCCESS;\n}\n";
 }
 
+void FuncEmitter::emitWorkspaceSize() {
+  OS << "\nextern \"C\" " << backend::workspaceSizePrototype(F, Opts.SymbolPrefix) << " {\n";
+  emitPlanCall();
+  OS << "  if (!bytes)\n    return TDSL_ERROR_NULL_POINTER;\n"
+     << "  *bytes = plan.workspace_bytes;\n"
+     << "  return TDSL_SUCCESS;\n}\n";
+}
+
 void FuncEmitter::emitHost() {
   OS << "\nnamespace {\n";
   emitPlan();
+  emitRun();
   OS << "} // namespace\n";
   emitLauncher();
+  emitWorkspaceLauncher();
   emitLaunchInfo();
+  emitWorkspaceSize();
 }
 
 } // namespace
@@ -1218,10 +1323,19 @@ unsigned parseCudaArch(llvm::StringRef Arch) {
 std::string emitCuda(const Module &M, const CudaEmitOptions &Opts, llvm::raw_ostream &OS) {
   std::string Body;
   llvm::raw_string_ostream BS(Body);
+  // Kernel names that are another kernel's name plus a suffix tdslc adds
+  // (softmax and softmax_launch_info) would define one symbol twice.
+  llvm::StringMap<std::string> DefinedBy;
   for (const Func &F : M.Funcs) {
     FuncEmitter E(F, Opts, BS);
     if (std::string Err = E.analyze(); !Err.empty())
       return Err;
+    for (const std::string &Name : E.externalNames()) {
+      auto [It, New] = DefinedBy.try_emplace(Name, F.Name);
+      if (!New)
+        return "kernels '" + It->second + "' and '" + F.Name + "' both define the symbol '" + Name +
+               "'; rename one";
+    }
     BS << "\n//===-- " << backend::tdslSignature(F) << "\n";
     E.emitKernels();
     E.emitHost();
@@ -1229,12 +1343,16 @@ std::string emitCuda(const Module &M, const CudaEmitOptions &Opts, llvm::raw_ost
   OS << "// " << backend::bannerText(Opts) << "\n"
      << "// Target: " << Opts.Arch << ". Each kernel is a template on its index type;\n"
      << "// the launcher picks int32_t when every tensor and launch has fewer than\n"
-     << "// 2^31 - 2^20 elements (threads). Outputs must not overlap inputs or each other.\n"
-     << "#include <tdsl/runtime.h>\n\n"
-     << "#include <cuda_bf16.h>\n#include <cuda_fp16.h>\n#include <cuda_runtime.h>\n"
+     << "// 2^31 - 2^20 elements (threads). Outputs must not overlap inputs or each other.\n";
+  if (Opts.SelfContained)
+    OS << "// tdsl/runtime.h and tdsl/device.cuh, pasted (--self-contained):\n"
+       << pastedHeader(RuntimeHeader) << pastedHeader(DeviceHeader) << "\n";
+  else
+    OS << "#include <tdsl/runtime.h>\n#include <tdsl/device.cuh>\n\n";
+  OS << "#include <cuda_bf16.h>\n#include <cuda_fp16.h>\n#include <cuda_runtime.h>\n"
      << "#include <math_constants.h>\n\n"
-     << "#include <initializer_list>\n#include <stdint.h>\n#include <type_traits>\n";
-  OS << Prelude;
+     << "#include <initializer_list>\n#include <stdint.h>\n#include <type_traits>\n\n"
+     << "using namespace tdsl_generated; // the helpers of tdsl/device.cuh\n";
   OS << BS.str();
   return "";
 }

@@ -1,14 +1,18 @@
 //===- CudaEmitter.h - Loop IR to CUDA C++ kernels, launchers and header --===//
 //
 // The backend: after the pipeline, each `launch` of a Func becomes one
-// __global__ kernel template on its index type, tdsl_<func>_<launch><Index>,
+// __global__ kernel template on its index type, tdsl_<func>_<launch><Index>
+// (tdsl_ is the default --symbol-prefix, which every external name takes),
 // sized by ir/Launch.h's analysis; anything else at the host level, or a
 // statement no backend path writes yet (`call`), is an internal error,
-// never silently dropped. Global allocs become cudaMallocAsync /
-// cudaFreeAsync in the host launcher tdsl_<func>(), which checks sizes,
+// never silently dropped. The host launcher tdsl_<func>() checks sizes,
 // pointers and grid limits, picks 32-bit indexing when every tensor and
 // every launch has fewer than 2^31 elements (threads), launches in order on
-// the caller's stream and never synchronizes, exits or prints. The kernels
+// the caller's stream and never synchronizes, exits or prints. Global
+// allocs become slices of one workspace: tdsl_<func>() allocates it on the
+// stream (cudaMallocAsync / cudaFreeAsync), tdsl_<func>_with_workspace()
+// takes the caller's, whose size tdsl_<func>_workspace_size() reports
+// (CUDA graphs and caching allocators want no allocation inside). The kernels
 // compute exactly what ir/Interpreter.cpp computes (math library rounding
 // aside): integer division by zero gives 0, float to int rounds to nearest
 // even and saturates, f16/bf16 convert with one rounding, fminf/fmaxf.
@@ -40,6 +44,12 @@ struct CudaEmitOptions {
   std::vector<std::string> SourceLines;
   /// The header's include-guard stem; derived from InputName if empty.
   std::string GuardName;
+  /// Paste tdsl/runtime.h and tdsl/device.cuh into the .cu instead of
+  /// including them: one file that nvcc compiles with no -I.
+  bool SelfContained = false;
+  /// Starts every external symbol of the .cu (launchers, queries, kernels),
+  /// so that two libraries may both define a kernel of the same name.
+  std::string SymbolPrefix = "tdsl_";
 };
 
 /// Writes the .cu for M. Returns an empty string, or a message saying which
@@ -49,6 +59,10 @@ std::string emitCuda(const ir::Module &M, const CudaEmitOptions &Opts, llvm::raw
 /// Writes the C header (valid C11 and C++) declaring each Func's launcher
 /// and launch-info query.
 void emitHeader(const ir::Module &M, const CudaEmitOptions &Opts, llvm::raw_ostream &OS);
+
+/// Whether Prefix may start the emitted symbols (CudaEmitOptions::SymbolPrefix):
+/// the start of a C identifier, and not of one the implementation reserves.
+bool isValidSymbolPrefix(llvm::StringRef Prefix);
 
 /// "sm_90" -> 90; 0 if Arch is not an architecture tdslc targets (sm_75
 /// and newer).

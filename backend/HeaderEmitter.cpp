@@ -15,8 +15,10 @@ using namespace ir;
 
 void emitHeader(const Module &M, const CudaEmitOptions &Opts, llvm::raw_ostream &OS) {
   std::string Stem = Opts.GuardName.empty() ? Opts.InputName : Opts.GuardName;
-  std::string Guard = "TDSL_GENERATED_";
-  for (char C : Stem)
+  // The symbol prefix is in the guard: two libraries' softmax.h, included
+  // into one file, must not hide each other.
+  std::string Guard;
+  for (char C : Opts.SymbolPrefix + "GENERATED_" + Stem)
     Guard += std::isalnum(static_cast<unsigned char>(C))
                  ? static_cast<char>(std::toupper(static_cast<unsigned char>(C)))
                  : '_';
@@ -30,10 +32,18 @@ void emitHeader(const Module &M, const CudaEmitOptions &Opts, llvm::raw_ostream 
        << " *\n"
        << " * Enqueues the kernel on `stream` (never synchronizes). Sizes must be >= 1;\n"
        << " * tensors are dense, row-major, aligned to their element type, and the\n"
-       << " * outputs overlap neither the inputs nor each other. The _launch_info query\n"
-       << " * reports the launches' shapes for given sizes without launching. */\n";
-    OS << backend::launcherPrototype(F) << ";\n";
-    OS << backend::launchInfoPrototype(F) << ";\n";
+       << " * outputs overlap neither the inputs nor each other. The launcher allocates\n"
+       << " * the temporaries it needs on `stream` (cudaMallocAsync, freed the same\n"
+       << " * way); _with_workspace takes them from `workspace` instead and allocates\n"
+       << " * nothing, for CUDA graphs and caching allocators: at least the bytes\n"
+       << " * _workspace_size reports (0: `workspace` may be NULL), aligned to 256\n"
+       << " * bytes as cudaMalloc returns, untouched by anything else until the\n"
+       << " * launches finish on `stream`. The _launch_info query reports the\n"
+       << " * launches' shapes for given sizes without launching. */\n";
+    OS << backend::launcherPrototype(F, Opts.SymbolPrefix) << ";\n";
+    OS << backend::workspaceLauncherPrototype(F, Opts.SymbolPrefix) << ";\n";
+    OS << backend::launchInfoPrototype(F, Opts.SymbolPrefix) << ";\n";
+    OS << backend::workspaceSizePrototype(F, Opts.SymbolPrefix) << ";\n";
   }
   OS << "\n#ifdef __cplusplus\n} /* extern \"C\" */\n#endif\n\n#endif /* " << Guard << " */\n";
 }

@@ -3,6 +3,8 @@
 
 #include "ir/Printer.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 
 namespace tdsl::backend {
@@ -28,7 +30,8 @@ std::string cName(llvm::StringRef Name) {
       "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq", "_Bool",
       "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "dim3", "min", "max",
       "Index", "stream", "infos", "max_infos", "num_launches", "status", "index64",
-      "plan", "temps", "main", "errno", "assert", "NULL", "INFINITY", "NAN"};
+      "plan", "temps", "main", "workspace", "workspace_bytes", "bytes", "freed", "errno",
+      "assert", "NULL", "INFINITY", "NAN"};
   if (Reserved.count(Name) || Name.startswith("tdsl_") || Name.startswith("__") ||
       Name.startswith("CUDART_") || Name.startswith("TDSL_") ||
       // kUpperCamel is where the kernels' named constants live (kThreads).
@@ -75,24 +78,53 @@ std::string sizeArgs(const Func &F) {
   return S;
 }
 
-std::string launcherPrototype(const Func &F) {
-  std::string S = "tdsl_status tdsl_" + F.Name + "(";
+std::string launcherParams(const Func &F) {
+  std::string S;
   for (const Buffer &B : F.Params) {
     std::string T = hostElementType(B.Type);
+    S += S.empty() ? "" : ", ";
     if (B.Role == BufferRole::Input)
       S += B.rank() == 0 ? T + " " : "const " + T + " *";
     else
       S += T + " *";
-    S += cName(B.Name) + ", ";
+    S += cName(B.Name);
   }
   std::string Sizes = sizeParams(F);
   if (!Sizes.empty())
-    S += Sizes + ", ";
-  return S + "cudaStream_t stream)";
+    S += (S.empty() ? "" : ", ") + Sizes;
+  return S;
 }
 
-std::string launchInfoPrototype(const Func &F) {
-  std::string S = "tdsl_status tdsl_" + F.Name + "_launch_info(";
+std::string launcherArgs(const Func &F) {
+  std::string S;
+  for (const Buffer &B : F.Params)
+    S += (S.empty() ? "" : ", ") + cName(B.Name);
+  std::string Sizes = sizeArgs(F);
+  if (!Sizes.empty())
+    S += (S.empty() ? "" : ", ") + Sizes;
+  return S;
+}
+
+std::string launcherPrototype(const Func &F, llvm::StringRef Prefix) {
+  std::string P = launcherParams(F);
+  return "tdsl_status " + Prefix.str() + F.Name + "(" + P + (P.empty() ? "" : ", ") +
+         "cudaStream_t stream)";
+}
+
+std::string workspaceLauncherPrototype(const Func &F, llvm::StringRef Prefix) {
+  std::string P = launcherParams(F);
+  return "tdsl_status " + Prefix.str() + F.Name + "_with_workspace(" + P +
+         (P.empty() ? "" : ", ") + "void *workspace, size_t workspace_bytes, cudaStream_t stream)";
+}
+
+std::string workspaceSizePrototype(const Func &F, llvm::StringRef Prefix) {
+  std::string Sizes = sizeParams(F);
+  return "tdsl_status " + Prefix.str() + F.Name + "_workspace_size(" + Sizes +
+         (Sizes.empty() ? "" : ", ") + "size_t *bytes)";
+}
+
+std::string launchInfoPrototype(const Func &F, llvm::StringRef Prefix) {
+  std::string S = "tdsl_status " + Prefix.str() + F.Name + "_launch_info(";
   std::string Sizes = sizeParams(F);
   if (!Sizes.empty())
     S += Sizes + ", ";
@@ -123,3 +155,10 @@ std::string bannerText(const CudaEmitOptions &Opts) {
 }
 
 } // namespace tdsl::backend
+
+bool tdsl::isValidSymbolPrefix(llvm::StringRef Prefix) {
+  auto IsUpper = [](char C) { return C >= 'A' && C <= 'Z'; };
+  return !Prefix.empty() && !llvm::isDigit(Prefix.front()) && !Prefix.startswith("__") &&
+         !(Prefix.size() > 1 && Prefix[0] == '_' && IsUpper(Prefix[1])) &&
+         llvm::all_of(Prefix, [](char C) { return llvm::isAlnum(C) || C == '_'; });
+}

@@ -23,10 +23,21 @@ std::string hostElementType(DType T);
 /// Element types inside kernels (__half, __nv_bfloat16, float, ...).
 std::string deviceElementType(DType T);
 
-/// "tdsl_status tdsl_gemm(const tdsl_f16 *A, ..., cudaStream_t stream)".
-std::string launcherPrototype(const ir::Func &F);
+/// "tdsl_status tdsl_gemm(const tdsl_f16 *A, ..., cudaStream_t stream)"
+/// (Prefix "tdsl_").
+std::string launcherPrototype(const ir::Func &F, llvm::StringRef Prefix);
 /// "tdsl_status tdsl_gemm_launch_info(int64_t M, ..., int *num_launches)".
-std::string launchInfoPrototype(const ir::Func &F);
+std::string launchInfoPrototype(const ir::Func &F, llvm::StringRef Prefix);
+/// The launcher on a caller's workspace: "tdsl_status
+/// tdsl_gemm_with_workspace(const tdsl_f16 *A, ..., void *workspace,
+/// size_t workspace_bytes, cudaStream_t stream)".
+std::string workspaceLauncherPrototype(const ir::Func &F, llvm::StringRef Prefix);
+/// "tdsl_status tdsl_gemm_workspace_size(int64_t M, ..., size_t *bytes)".
+std::string workspaceSizePrototype(const ir::Func &F, llvm::StringRef Prefix);
+/// "const tdsl_f16 *A, ..., int64_t M, ..." (tensors, then sizes).
+std::string launcherParams(const ir::Func &F);
+/// "A, ..., M, ..." (the arguments matching launcherParams).
+std::string launcherArgs(const ir::Func &F);
 /// "int64_t M, int64_t N" (the size parameters, in Func::Sizes order).
 std::string sizeParams(const ir::Func &F);
 /// "M, N" (the size arguments).

@@ -248,7 +248,7 @@ void printReport(const ast::Module &AST, const ir::Module &IR,
       ir::forEachLaunch(*F, [&](const ir::LaunchNode &L,
                                 const std::vector<const ir::Buffer *> &) {
         ir::LaunchShape Shape = ir::launchShape(L);
-        std::string Kernel = "tdsl_" + K->Name + "_" + L.Name;
+        std::string Kernel = Opts.SymbolPrefix + K->Name + "_" + L.Name;
         OS << formatv("  launch {0} '{1}' ({2})", I++, L.Name,
                       ir::launchClassName(L.Class));
         if (L.SrcLine)

@@ -30,6 +30,7 @@ struct ReportOptions {
   std::map<std::string, int64_t> Sizes; ///< where the counts are evaluated
   int64_t DefaultSize = 4096;           ///< for every symbol not in Sizes
   std::vector<KernelResources> Ptxas;   ///< from parsePtxasVerbose
+  std::string SymbolPrefix = "tdsl_";   ///< the kernels' (--symbol-prefix)
 };
 
 void printReport(const ast::Module &AST, const ir::Module &IR, const ReportOptions &Opts,

@@ -14,6 +14,10 @@ config.environment["PATH"] = os.pathsep.join(
 config.substitutions.append(("%examples", os.path.join(config.tdsl_src_root, "dsl", "examples")))
 config.substitutions.append(("%srcroot", config.tdsl_src_root))
 config.substitutions.append(("%tdsl_tools", config.tdsl_tools_dir))
+# The runtime library (libtdsl_runtime.a), for tests that link a caller.
+config.substitutions.append(("%tdsl_lib", os.path.join(config.tdsl_obj_root, "lib")))
+# tdslc's build folder, for the test that installs it (cmake --install).
+config.substitutions.append(("%tdsl_obj_root", config.tdsl_obj_root))
 
 # nvcc compiles the emitted CUDA in test/backend (no GPU needed); tests that
 # need it say `REQUIRES: nvcc` and are UNSUPPORTED where it is absent.

@@ -13,7 +13,7 @@
 //   tdslc FILE --dump-io=DIR --sizes ... inputs, reference outputs and
 //                                        tolerance as files, per kernel
 //   tdslc --list-passes                  the pipeline, in order
-//   tdslc --print-include-dir            where tdsl/runtime.h lives
+//   tdslc --print-include-dir            where tdsl/runtime.h and device.cuh live
 //   ... -MD [-MF FILE]                   also a make depfile for -o
 //   ... --dump-dir=DIR                   the IR after each pass, DIR/NN-<pass>.tir
 //   ... --print-ir-after[-all|-change], --time-passes, --verify-each
@@ -41,6 +41,7 @@
 #include "driver/Toolchain.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -100,8 +101,26 @@ cl::opt<std::string> HeaderFilename("header",
                                     cl::desc("With --emit=cuda, also write the C header here"),
                                     cl::value_desc("file"), cl::cat(TdslcCategory));
 
-cl::opt<std::string> Arch("arch", cl::desc("Target GPU: sm_75 and newer (default sm_90)"),
-                          cl::value_desc("sm_XY"), cl::init("sm_90"), cl::cat(TdslcCategory));
+cl::opt<std::string> Arch("arch",
+                          cl::desc("Target GPU: sm_75 and newer (default sm_90), or several "
+                                   "(sm_80,sm_90): every launch must fit each"),
+                          cl::value_desc("sm_XY[,...]"), cl::init("sm_90"),
+                          cl::cat(TdslcCategory));
+
+/// --arch, split at the commas. The emitted CUDA does not depend on the
+/// arch (only the checks do), so one .cu serves every arch listed.
+SmallVector<StringRef, 4> Archs;
+
+cl::opt<bool> SelfContained("self-contained",
+                            cl::desc("Paste tdsl/runtime.h and tdsl/device.cuh into the .cu "
+                                     "instead of including them (one file nvcc compiles alone)"),
+                            cl::cat(TdslcCategory));
+
+cl::opt<std::string> SymbolPrefix(
+    "symbol-prefix",
+    cl::desc("Start every external symbol of the .cu and .h with this instead of tdsl_ "
+             "(launchers, queries, kernels), so that two libraries may define the same kernel"),
+    cl::value_desc("prefix"), cl::init("tdsl_"), cl::cat(TdslcCategory));
 
 /// The output kinds -o's extension selects without --emit.
 const std::pair<const char *, EmitKind> EmitKindOfExtension[] = {
@@ -160,8 +179,9 @@ cl::opt<bool> ExactInputs("exact-inputs",
                           cl::cat(TdslcCategory));
 
 cl::opt<bool> PrintIncludeDir("print-include-dir",
-                              cl::desc("Print the folder holding tdsl/runtime.h (what the "
-                                       "emitted code and launchers include) and exit"),
+                              cl::desc("Print the folder holding tdsl/runtime.h and "
+                                       "tdsl/device.cuh (what the emitted code and "
+                                       "launchers include) and exit"),
                               cl::cat(TdslcCategory));
 
 cl::opt<bool> WriteDepfile("MD", cl::desc("Also write a make depfile for the -o file"),
@@ -297,7 +317,10 @@ std::optional<ir::Module> compileToIR(const ast::Module &M,
 /// block's entry when it comes from the file, naming the option otherwise.
 bool schedulesValid(const ast::Module &M, DiagEngine &Diags) {
   bool Ok = true;
-  int64_t MaxShared = archLimits(parseCudaArch(Arch)).MaxSharedBytes;
+  // The schedule must fit every arch: the one with the least shared memory.
+  int64_t MaxShared = INT64_MAX;
+  for (StringRef A : Archs)
+    MaxShared = std::min(MaxShared, archLimits(parseCudaArch(A)).MaxSharedBytes);
   for (const auto &K : M.Kernels) {
     if (!K->Sched && CommandLineKnobs.empty())
       continue;
@@ -323,10 +346,14 @@ bool schedulesValid(const ast::Module &M, DiagEngine &Diags) {
 /// The last step before the backend: a launch the GPU cannot run (too much
 /// shared memory, too many threads) is the user's error, never emitted.
 bool fitsTarget(const ir::Module &IR) {
-  std::vector<std::string> Problems = checkResources(IR, Arch);
-  for (const std::string &P : Problems)
-    errs() << "tdslc: error: " << P << "\n";
-  return Problems.empty();
+  bool Fits = true;
+  for (StringRef A : Archs) {
+    std::vector<std::string> Problems = checkResources(IR, A);
+    for (const std::string &P : Problems)
+      errs() << "tdslc: error: " << P << "\n";
+    Fits &= Problems.empty();
+  }
+  return Fits;
 }
 
 /// Writes the .cu (or, with HeaderOnly, the .h) of IR; with --header the
@@ -336,9 +363,13 @@ CudaEmitOptions cudaEmitOptions(SourceMgr &SM, unsigned BufferID) {
   CudaEmitOptions Opts;
   Opts.Version = Version;
   Opts.InputName = InputFilename == "-" ? "<stdin>" : sys::path::filename(InputFilename).str();
-  Opts.Arch = Arch;
+  Opts.Arch = join(Archs, ", ");
+  Opts.SelfContained = SelfContained;
+  Opts.SymbolPrefix = SymbolPrefix;
   Opts.CommandLine = "tdslc " + Opts.InputName + " -O" + std::to_string(OptLevel) +
                      " --arch=" + Arch.getValue();
+  if (SymbolPrefix.getNumOccurrences())
+    Opts.CommandLine += " --symbol-prefix=" + SymbolPrefix.getValue();
   StringRef Src = SM.getMemoryBuffer(BufferID)->getBuffer();
   while (!Src.empty()) {
     auto [Line, Rest] = Src.split('\n');
@@ -409,9 +440,17 @@ int compileWithNvcc(const ast::Module &AST, const ir::Module &IR, SourceMgr &SM,
               "CUDA toolkit in /usr/local/cuda)\n";
     return 1;
   }
-  std::optional<std::vector<std::string>> ArchFlags = nvccArchFlags(Arch);
-  if (!ArchFlags) {
-    errs() << "tdslc: error: invalid --arch '" << Arch << "' (expected sm_NN, e.g. sm_90)\n";
+  std::vector<std::string> ArchFlags;
+  for (StringRef A : Archs) {
+    std::optional<std::vector<std::string>> Flags = nvccArchFlags(A);
+    if (!Flags) {
+      errs() << "tdslc: error: invalid --arch '" << A << "' (expected sm_NN, e.g. sm_90)\n";
+      return 1;
+    }
+    llvm::append_range(ArchFlags, *Flags);
+  }
+  if (Report && Archs.size() > 1) {
+    errs() << "tdslc: error: --emit=report takes one --arch (ptxas -v reports one)\n";
     return 1;
   }
   CudaEmitOptions Opts = cudaEmitOptions(SM, BufferID);
@@ -456,7 +495,7 @@ int compileWithNvcc(const ast::Module &AST, const ir::Module &IR, SourceMgr &SM,
   } else {
     Product = OutputFilename.getValue();
     Args.push_back("-c");
-    Args.insert(Args.end(), ArchFlags->begin(), ArchFlags->end());
+    Args.insert(Args.end(), ArchFlags.begin(), ArchFlags.end());
   }
   Args.insert(Args.end(), {"-o", std::string(Product), std::string(CuPath)});
   ToolRun Run = runTool(Nvcc, Args);
@@ -505,9 +544,16 @@ int main(int Argc, char **Argv) {
            << " (expected 0 to 3)\n";
     return 1;
   }
-  if (!parseCudaArch(Arch)) {
-    errs() << "tdslc: error: unsupported architecture '" << Arch
-           << "' (tdslc supports sm_75 and newer)\n";
+  StringRef(Arch).split(Archs, ',');
+  for (StringRef A : Archs)
+    if (!parseCudaArch(A)) {
+      errs() << "tdslc: error: unsupported architecture '" << A
+             << "' (tdslc supports sm_75 and newer)\n";
+      return 1;
+    }
+  if (!isValidSymbolPrefix(SymbolPrefix)) {
+    errs() << "tdslc: error: invalid --symbol-prefix '" << SymbolPrefix
+           << "' (expected the start of a C identifier, e.g. mylib_)\n";
     return 1;
   }
   // The extension decides only where tdslc writes a stage: --check and
@@ -658,6 +704,7 @@ int main(int Argc, char **Argv) {
     return compileWithNvcc(*M, *IR, SM, BufferID, Kind, nullptr);
   case EmitKind::Report: {
     ReportOptions R;
+    R.SymbolPrefix = SymbolPrefix;
     R.Sizes = CheckOpts.Sizes;
     if (CheckOpts.DefaultSize)
       R.DefaultSize = *CheckOpts.DefaultSize;

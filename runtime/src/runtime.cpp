@@ -113,6 +113,8 @@ const char *tdsl_status_string(tdsl_status Status) {
     return "kernel launch failed";
   case TDSL_ERROR_CUDA:
     return "CUDA call failed";
+  case TDSL_ERROR_WORKSPACE_TOO_SMALL:
+    return "workspace too small";
   }
   return "unknown status";
 }

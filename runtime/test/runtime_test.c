@@ -31,9 +31,10 @@ static void testStatusStrings(void) {
       {TDSL_ERROR_DEVICE, "no suitable CUDA device"},
       {TDSL_ERROR_LAUNCH, "kernel launch failed"},
       {TDSL_ERROR_CUDA, "CUDA call failed"},
+      {TDSL_ERROR_WORKSPACE_TOO_SMALL, "workspace too small"},
   };
   size_t N = sizeof Expected / sizeof Expected[0];
-  EXPECT(N == (size_t)TDSL_ERROR_CUDA + 1); /* every code, none forgotten */
+  EXPECT(N == (size_t)TDSL_ERROR_WORKSPACE_TOO_SMALL + 1); /* every code, none forgotten */
   for (size_t I = 0; I < N; ++I) {
     const char *S = tdsl_status_string(Expected[I].status);
     EXPECT(S != NULL && strcmp(S, Expected[I].text) == 0);

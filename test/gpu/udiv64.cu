@@ -1,10 +1,9 @@
-// GPU check of the generated prelude's 64-bit division: tdsl_quo and
+// GPU check of tdsl/device.cuh's 64-bit division: tdsl_quo and
 // tdsl_rem (inline, through the float reciprocal __fdividef gives on the
 // device) against the device's own '/' and '%' on edge and random signed
-// operands with positive divisors. TDSL_PRELUDE names the prelude as cut
-// from a generated .cu (see README.md). Prints one line; exit status 1 on
+// operands with positive divisors. Prints one line; exit status 1 on
 // any difference.
-#include TDSL_PRELUDE
+#include <tdsl/device.cuh>
 
 #include <cstdint>
 #include <cstdio>

@@ -34,7 +34,8 @@ typedef enum tdsl_status {
   TDSL_ERROR_OUT_OF_MEMORY = 6,      /* a temporary buffer could not be allocated */
   TDSL_ERROR_DEVICE = 7,             /* no device, or the device lacks what the kernel needs */
   TDSL_ERROR_LAUNCH = 8,             /* the launch failed; tdsl_last_cuda_error() says why */
-  TDSL_ERROR_CUDA = 9                /* another CUDA call failed; tdsl_last_cuda_error() says why */
+  TDSL_ERROR_CUDA = 9,               /* another CUDA call failed; tdsl_last_cuda_error() says why */
+  TDSL_ERROR_WORKSPACE_TOO_SMALL = 10 /* less workspace than _workspace_size reported */
 } tdsl_status;
 
 /* A short English description of a status ("misaligned pointer"). */

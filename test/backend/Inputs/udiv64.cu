@@ -1,10 +1,10 @@
-// Host check of tdsl_udiv64, the inline 64-bit division of the generated
-// prelude (backend/Prelude.inc), and of tdsl_quo / tdsl_rem built on it,
-// against C's '/' and '%'. TDSL_PRELUDE names the prelude as cut from a
-// generated .cu. The GPU's reciprocal (__fdividef) may be a few ulps from
+// Host check of tdsl_udiv64, the inline 64-bit division of tdsl/device.cuh,
+// and of tdsl_quo / tdsl_rem built on it, against C's '/' and '%'.
+// TDSL_DEVICE_HEADER names the header to test (the installed one, or the
+// copy pasted into a --self-contained .cu). The GPU's reciprocal (__fdividef) may be a few ulps from
 // 1/b, so every unsigned pair is divided with 1/b moved 0 to 4 ulps either
 // way.
-#include TDSL_PRELUDE
+#include TDSL_DEVICE_HEADER
 
 #include <cmath>
 #include <cstdint>

@@ -1,10 +1,31 @@
-// The helpers every generated .cu starts with (backend/CudaEmitter.cpp
-// pastes this text verbatim). They give the GPU the interpreter's
-// semantics where CUDA's own differ or are undefined. Every generated file
-// has the same inline definitions (ODR-safe when several are linked
-// together); a named namespace, not an anonymous one, so that nvcc does
-// not warn about the helpers a file happens not to use.
-R"TDSL_PRELUDE(
+//===- tdsl/device.cuh - The helpers every tdslc-generated .cu includes ---===//
+//
+// They give the GPU the semantics of ir/Interpreter.cpp where CUDA's own
+// differ or are undefined, and the host code of the launchers what it has
+// in common. A generated .cu includes this header (tdslc --self-contained
+// pastes it instead). Everything is inline or a template in a named
+// namespace: ODR-safe when several generated files are linked together, and
+// nvcc does not warn about the helpers a file happens not to use. The
+// generated file says `using namespace tdsl_generated;`; nothing here is
+// meant for code that tdslc did not write.
+//
+// It compiles for sm_75 and newer, with 32- and 64-bit indices, and with
+// -DTDSL_ALWAYS_INDEX64 (see kAlwaysIndex64).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TDSL_DEVICE_CUH
+#define TDSL_DEVICE_CUH
+
+#include <tdsl/runtime.h>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <initializer_list>
+#include <stdint.h>
+#include <type_traits>
+
 namespace tdsl_generated {
 
 //===-- Device helpers: the semantics of ir/Interpreter.cpp ---------------===//
@@ -228,6 +249,23 @@ inline tdsl_status tdsl_launch(void (*kernel)(Params...), const tdsl_launch_info
   return tdsl_record_cuda_error(cudaGetLastError(), TDSL_ERROR_LAUNCH);
 }
 
+// A launcher's temporaries sit in one workspace (the caller's, or one
+// allocation of the launcher's) at offsets aligned as cudaMalloc aligns, so
+// each is as aligned as the workspace: the 16-byte paths stay open.
+inline constexpr size_t kWorkspaceAlignment = 256;
+
+// Places a temporary of `bytes` at the end of the workspace: its offset and
+// the workspace's new size; false if that overflows size_t.
+inline bool tdsl_workspace_append(size_t bytes, size_t *offset, size_t *workspace_bytes) {
+  const size_t rounded = (bytes + (kWorkspaceAlignment - 1)) / kWorkspaceAlignment *
+                         kWorkspaceAlignment;
+  if (rounded < bytes || rounded > SIZE_MAX - *workspace_bytes)
+    return false;
+  *offset = *workspace_bytes;
+  *workspace_bytes += rounded;
+  return true;
+}
+
 inline tdsl_status tdsl_malloc_async(void **p, size_t bytes, cudaStream_t stream) {
   return tdsl_record_cuda_error(cudaMallocAsync(p, bytes, stream), TDSL_ERROR_OUT_OF_MEMORY);
 }
@@ -238,14 +276,6 @@ inline tdsl_status tdsl_free_async(void **p, cudaStream_t stream) {
   return tdsl_record_cuda_error(err, TDSL_ERROR_CUDA);
 }
 
-// Frees what is still allocated after a failure and returns that failure.
-inline tdsl_status tdsl_release(void **temps, int n, cudaStream_t stream, tdsl_status failure) {
-  for (int i = 0; i < n; ++i)
-    if (temps[i])
-      cudaFreeAsync(temps[i], stream);
-  return failure;
-}
-
 } // namespace tdsl_generated
-using namespace tdsl_generated;
-)TDSL_PRELUDE"
+
+#endif // TDSL_DEVICE_CUH
