@@ -1155,18 +1155,23 @@ void FuncEmitter::emitPointerChecks() {
 std::string FuncEmitter::runCall(const std::string &Workspace) const {
   std::string A = backend::launcherArgs(F);
   return "run" + camelName() + "(plan, " + A + (A.empty() ? "" : ", ") +
-         (Temps.empty() ? "" : Workspace + ", ") + "stream)";
+         (Temps.empty() ? "" : Workspace + (Workspace == "nullptr" ? ", temps" : ", nullptr") + ", ") +
+         "stream)";
 }
 
 void FuncEmitter::emitRun() {
   std::string Camel = camelName(), P = backend::launcherParams(F);
   OS << "\n// The launches of one call, in order on stream";
   if (!Temps.empty())
-    OS << "; the temporaries are carved\n"
-       << "// from workspace (plan.workspace_bytes, aligned to kWorkspaceAlignment)";
+    OS << ". With a workspace (the\n"
+       << "// caller's: plan.workspace_bytes, aligned to kWorkspaceAlignment) each\n"
+       << "// temporary is a slice of it; without one, each is allocated on the stream\n"
+       << "// just before its first launch (into temps, freed after its last), so that\n"
+       << "// growing the memory pool overlaps the launches before it";
   OS << ".\n";
   OS << "tdsl_status run" << Camel << "(const " << Camel << "Plan &plan, " << P
-     << (P.empty() ? "" : ", ") << (Temps.empty() ? "" : "unsigned char *workspace, ")
+     << (P.empty() ? "" : ", ")
+     << (Temps.empty() ? "" : "unsigned char *workspace, void **temps, ")
      << "cudaStream_t stream) {\n";
   if (!Launches.empty())
     OS << "  tdsl_status status;\n";
@@ -1176,16 +1181,31 @@ void FuncEmitter::emitRun() {
     switch (S.K) {
     case HostStep::Alloc: {
       std::string T = backend::deviceElementType(S.Buf->Type);
+      std::string I = std::to_string(S.Temp);
       Ind() << "{\n";
       ++Depth;
+      Ind() << "if (!workspace) {\n";
+      Ind() << "  status = tdsl_malloc_async(&temps[" << I << "], plan.temp_bytes[" << I
+            << "], stream);\n";
+      Ind() << "  if (status != TDSL_SUCCESS)\n";
+      Ind() << "    return status;\n";
+      Ind() << "}\n";
       Ind() << T << " *const " << cName(S.Buf->Name) << " = reinterpret_cast<" << T
-            << " *>(workspace + plan.temp_offsets[" << S.Temp << "]);\n";
+            << " *>(workspace ? workspace + plan.temp_offsets[" << I << "] : temps[" << I
+            << "]);\n";
       break;
     }
-    case HostStep::Free:
+    case HostStep::Free: {
+      std::string I = std::to_string(S.Temp);
+      Ind() << "if (!workspace) {\n";
+      Ind() << "  status = tdsl_free_async(&temps[" << I << "], stream);\n";
+      Ind() << "  if (status != TDSL_SUCCESS)\n";
+      Ind() << "    return status;\n";
+      Ind() << "}\n";
       --Depth;
       Ind() << "}\n";
       break;
+    }
     case HostStep::Run: {
       const Launch &L = Launches[S.Launch];
       if (S.Line && S.Line <= Opts.SourceLines.size()) {
@@ -1247,13 +1267,12 @@ void FuncEmitter::emitLauncher() {
     OS << "  return " << runCall("") << ";\n}\n";
     return;
   }
-  OS << "  // The temporaries' workspace lives on the stream for the launches.\n"
-     << "  void *workspace = nullptr;\n"
-     << "  status = tdsl_malloc_async(&workspace, plan.workspace_bytes, stream);\n"
-     << "  if (status != TDSL_SUCCESS)\n    return status;\n"
-     << "  status = " << runCall("static_cast<unsigned char *>(workspace)") << ";\n"
-     << "  tdsl_status freed = tdsl_free_async(&workspace, stream);\n"
-     << "  return status != TDSL_SUCCESS ? status : freed;\n}\n";
+  std::string N = std::to_string(Temps.size());
+  OS << "  // Each temporary lives on the stream between the launches that use it.\n"
+     << "  void *temps[" << N << "] = {};\n"
+     << "  status = " << runCall("nullptr") << ";\n"
+     << "  return status != TDSL_SUCCESS ? tdsl_free_all(temps, " << N
+     << ", stream, status) : status;\n}\n";
 }
 
 void FuncEmitter::emitWorkspaceLauncher() {

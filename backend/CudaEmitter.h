@@ -9,10 +9,12 @@
 // pointers and grid limits, picks 32-bit indexing when every tensor and
 // every launch has fewer than 2^31 elements (threads), launches in order on
 // the caller's stream and never synchronizes, exits or prints. Global
-// allocs become slices of one workspace: tdsl_<func>() allocates it on the
-// stream (cudaMallocAsync / cudaFreeAsync), tdsl_<func>_with_workspace()
-// takes the caller's, whose size tdsl_<func>_workspace_size() reports
-// (CUDA graphs and caching allocators want no allocation inside). The kernels
+// allocs are allocated by tdsl_<func>() on the stream just before their
+// first launch (cudaMallocAsync / cudaFreeAsync after their last: growing
+// the memory pool overlaps the launches already queued), or are slices of
+// the caller's workspace in tdsl_<func>_with_workspace(), whose size
+// tdsl_<func>_workspace_size() reports (CUDA graphs and caching allocators
+// want no allocation inside). The kernels
 // compute exactly what ir/Interpreter.cpp computes (math library rounding
 // aside): integer division by zero gives 0, float to int rounds to nearest
 // even and saturates, f16/bf16 convert with one rounding, fminf/fmaxf.

@@ -276,6 +276,14 @@ inline tdsl_status tdsl_free_async(void **p, cudaStream_t stream) {
   return tdsl_record_cuda_error(err, TDSL_ERROR_CUDA);
 }
 
+// After a failed launcher step: frees the temporaries still allocated and
+// returns the status that stopped it.
+inline tdsl_status tdsl_free_all(void **temps, int n, cudaStream_t stream, tdsl_status status) {
+  for (int i = 0; i < n; ++i)
+    tdsl_free_async(&temps[i], stream);
+  return status;
+}
+
 } // namespace tdsl_generated
 
 #endif // TDSL_DEVICE_CUH
