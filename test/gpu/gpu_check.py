@@ -730,32 +730,80 @@ class KernelRunner:
                 return False, f"launcher returned {self.status_text(status)}"
             if code:
                 return False, "the kernel failed: " + self.cuda.error(code)
-            stray = self.guards_intact(ptrs)
-            if stray:
-                return False, stray
-            tol = meta["tolerance"]["value"]
-            max_err = 0.0
-            for p in meta["params"]:
-                if by_value(p):
-                    continue
-                nbytes = p["elements"] * p["element_bytes"]
-                got = self.cuda.download(ptrs[p["name"]], nbytes)
-                expected = read_bin(io_dir, self.kernel, p)
-                if p["role"] == "in":
-                    if got != expected:
-                        return False, f"the kernel changed its input {p['name']}"
-                    continue
-                err, where = compare(p["name"], p["shape"], p["dtype"],
-                                     decode(p["dtype"], expected), decode(p["dtype"], got), tol)
-                max_err = max(max_err, err)
-                if where:
-                    rule = f"tol={tol:.1e}" if is_float(p["dtype"]) else "exact"
-                    return False, f"first mismatch {where} ({rule})"
-            floats = any(is_float(p["dtype"]) for p in meta["params"] if p["role"] == "out")
-            return True, f"max_err={max_err:.1e} tol={tol:.1e}" if floats else \
-                f"max_err={max_err:.1e} tol=exact"
+            ok, msg = self.check_outputs(io_dir, meta, ptrs)
+            if not ok:
+                return False, msg
+            # The same call on the caller's workspace must compute the same.
+            wok, wmsg = self.run_with_workspace(io_dir, meta, layout, ptrs)
+            if not wok:
+                return False, "_with_workspace: " + wmsg
+            return True, msg + " " + wmsg
         finally:
             self.free(ptrs)
+
+    def check_outputs(self, io_dir, meta, ptrs):
+        """Guards, inputs unchanged, outputs within tolerance. (ok, message)."""
+        stray = self.guards_intact(ptrs)
+        if stray:
+            return False, stray
+        tol = meta["tolerance"]["value"]
+        max_err = 0.0
+        for p in meta["params"]:
+            if by_value(p):
+                continue
+            nbytes = p["elements"] * p["element_bytes"]
+            got = self.cuda.download(ptrs[p["name"]], nbytes)
+            expected = read_bin(io_dir, self.kernel, p)
+            if p["role"] == "in":
+                if got != expected:
+                    return False, f"the kernel changed its input {p['name']}"
+                continue
+            err, where = compare(p["name"], p["shape"], p["dtype"],
+                                 decode(p["dtype"], expected), decode(p["dtype"], got), tol)
+            max_err = max(max_err, err)
+            if where:
+                rule = f"tol={tol:.1e}" if is_float(p["dtype"]) else "exact"
+                return False, f"first mismatch {where} ({rule})"
+        floats = any(is_float(p["dtype"]) for p in meta["params"] if p["role"] == "out")
+        return True, f"max_err={max_err:.1e} tol={tol:.1e}" if floats else \
+            f"max_err={max_err:.1e} tol=exact"
+
+    def run_with_workspace(self, io_dir, meta, layout, ptrs):
+        """tdsl_<kernel>_with_workspace on a workspace of exactly the bytes
+        _workspace_size reports, poisoned, the outputs poisoned again.
+        (ok, message)."""
+        name, query = f"tdsl_{self.kernel}_with_workspace", f"tdsl_{self.kernel}_workspace_size"
+        if name not in self.protos or query not in self.protos:
+            return False, f"the header declares no {name} or {query}"
+        q = getattr(self.lib, query)
+        q.restype = ctypes.c_int
+        q.argtypes = [ctypes.c_int64] * len(meta["sizes"]) + [ctypes.POINTER(ctypes.c_size_t)]
+        nbytes = ctypes.c_size_t(0)
+        status = q(*[s["value"] for s in meta["sizes"]], ctypes.byref(nbytes))
+        if status != 0:
+            return False, f"{query} returned {self.status_text(status)}"
+        fn = getattr(self.lib, name)
+        fn.restype = ctypes.c_int
+        fn.argtypes = [ctype_of(c) for c, _ in self.protos[name]]
+        for p in meta["params"]:
+            if p["role"] == "out":
+                self.cuda.poison(ptrs[p["name"]], p["elements"] * p["element_bytes"])
+        workspace = self.cuda.malloc(nbytes.value) if nbytes.value else None
+        try:
+            if workspace:
+                self.cuda.poison(workspace, nbytes.value)
+            args = self.arguments(io_dir, meta, layout, ptrs)
+            status = fn(*args[:-1], workspace, nbytes.value, args[-1])
+            code = self.cuda.synchronize()
+            if status != 0:
+                return False, f"returned {self.status_text(status)}"
+            if code:
+                return False, "the kernel failed: " + self.cuda.error(code)
+            ok, msg = self.check_outputs(io_dir, meta, ptrs)
+            return ok, (f"workspace={nbytes.value}B ok" if ok else msg)
+        finally:
+            if workspace:
+                self.cuda.free(workspace)
 
     def run_contract(self, io_dir):
         """NULL pointer, size 0 and the _launch_info query. (ok, message)."""
