@@ -1339,7 +1339,8 @@ unsigned parseCudaArch(llvm::StringRef Arch) {
   return 0;
 }
 
-std::string emitCuda(const Module &M, const CudaEmitOptions &Opts, llvm::raw_ostream &OS) {
+std::string emitCuda(const Module &M, const CudaEmitOptions &Opts, llvm::raw_ostream &OS,
+                     bool *Internal) {
   std::string Body;
   llvm::raw_string_ostream BS(Body);
   // Kernel names that are another kernel's name plus a suffix tdslc adds
@@ -1347,8 +1348,11 @@ std::string emitCuda(const Module &M, const CudaEmitOptions &Opts, llvm::raw_ost
   llvm::StringMap<std::string> DefinedBy;
   for (const Func &F : M.Funcs) {
     FuncEmitter E(F, Opts, BS);
-    if (std::string Err = E.analyze(); !Err.empty())
+    if (std::string Err = E.analyze(); !Err.empty()) {
+      if (Internal)
+        *Internal = true;
       return Err;
+    }
     for (const std::string &Name : E.externalNames()) {
       auto [It, New] = DefinedBy.try_emplace(Name, F.Name);
       if (!New)

@@ -54,9 +54,12 @@ struct CudaEmitOptions {
   std::string SymbolPrefix = "tdsl_";
 };
 
-/// Writes the .cu for M. Returns an empty string, or a message saying which
-/// construct the backend cannot express (nothing usable was written then).
-std::string emitCuda(const ir::Module &M, const CudaEmitOptions &Opts, llvm::raw_ostream &OS);
+/// Writes the .cu for M. Returns an empty string, or a message (nothing
+/// usable was written then): two kernels whose symbols collide, a user
+/// error; or IR the backend cannot write, a compiler bug, which sets
+/// *Internal when given (no pass may produce such IR).
+std::string emitCuda(const ir::Module &M, const CudaEmitOptions &Opts, llvm::raw_ostream &OS,
+                     bool *Internal = nullptr);
 
 /// Writes the C header (valid C11 and C++) declaring each Func's launcher
 /// and launch-info query.

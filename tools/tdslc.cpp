@@ -23,7 +23,8 @@
 //                                        as errors are
 //
 // Exit status: 0 on success, 1 on a user error or a failed check, 2 when a
-// pass produced IR the verifier rejects (a compiler bug).
+// pass produced IR the verifier rejects or the backend cannot write (a
+// compiler bug).
 //
 //===----------------------------------------------------------------------===//
 #include "backend/CudaEmitter.h"
@@ -397,17 +398,27 @@ bool writeHeaderFile(const ir::Module &IR, const CudaEmitOptions &Opts) {
   return true;
 }
 
+/// emitCuda's refusal: a user error (exit 1), or IR that no pass should
+/// have produced, a compiler bug (exit 2), never code with a gap in it.
+int cannotEmit(const std::string &Problem, bool Internal) {
+  if (!Internal) {
+    errs() << "tdslc: error: " << Problem << "\n";
+    return 1;
+  }
+  errs() << "tdslc: internal error: the CUDA backend cannot write this IR: " << Problem
+         << "\n";
+  return ExitInternalError;
+}
+
 int emitCudaFiles(const ir::Module &IR, SourceMgr &SM, unsigned BufferID, bool HeaderOnly) {
   CudaEmitOptions Opts = cudaEmitOptions(SM, BufferID);
   if (HeaderOnly)
     return writeOutput([&](raw_ostream &OS) { emitHeader(IR, Opts, OS); });
   std::string Cuda;
   raw_string_ostream CS(Cuda);
-  std::string Problem = emitCuda(IR, Opts, CS);
-  if (!Problem.empty()) {
-    errs() << "tdslc: error: cannot emit CUDA: " << Problem << "\n";
-    return 1;
-  }
+  bool Internal = false;
+  if (std::string Problem = emitCuda(IR, Opts, CS, &Internal); !Problem.empty())
+    return cannotEmit(Problem, Internal);
   if (!HeaderFilename.empty() && !writeHeaderFile(IR, Opts))
     return 1;
   return writeOutput([&](raw_ostream &OS) { OS << CS.str(); });
@@ -456,10 +467,9 @@ int compileWithNvcc(const ast::Module &AST, const ir::Module &IR, SourceMgr &SM,
   CudaEmitOptions Opts = cudaEmitOptions(SM, BufferID);
   std::string Cuda;
   raw_string_ostream CS(Cuda);
-  if (std::string Problem = emitCuda(IR, Opts, CS); !Problem.empty()) {
-    errs() << "tdslc: error: cannot emit CUDA: " << Problem << "\n";
-    return 1;
-  }
+  bool Internal = false;
+  if (std::string Problem = emitCuda(IR, Opts, CS, &Internal); !Problem.empty())
+    return cannotEmit(Problem, Internal);
   ScratchDir Scratch;
   if (std::error_code EC = sys::fs::createUniqueDirectory("tdslc", Scratch.Path)) {
     errs() << "tdslc: error: cannot create a temporary folder: " << EC.message() << "\n";
