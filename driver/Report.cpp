@@ -61,13 +61,10 @@ std::string toString(const Poly &P, const std::vector<std::string> &Order) {
   };
   std::vector<std::pair<Monomial, int64_t>> Terms(P.begin(), P.end());
   for (auto &T : Terms)
-    llvm::sort(T.first, [&](const std::string &A, const std::string &B) {
-      return rank(A) < rank(B);
-    });
+    llvm::sort(T.first,
+               [&](const std::string &A, const std::string &B) { return rank(A) < rank(B); });
   std::stable_sort(Terms.begin(), Terms.end(),
-                   [](const auto &A, const auto &B) {
-                     return A.first.size() > B.first.size();
-                   });
+                   [](const auto &A, const auto &B) { return A.first.size() > B.first.size(); });
   std::string S;
   for (const auto &[M, K] : Terms) {
     int64_t C = K;
@@ -93,8 +90,7 @@ double evaluate(const Poly &P, const ReportOptions &Opts) {
     double Term = static_cast<double>(K);
     for (const std::string &Sym : M) {
       auto It = Opts.Sizes.find(Sym);
-      Term *= static_cast<double>(It == Opts.Sizes.end() ? Opts.DefaultSize
-                                                         : It->second);
+      Term *= static_cast<double>(It == Opts.Sizes.end() ? Opts.DefaultSize : It->second);
     }
     Sum += Term;
   }
@@ -151,8 +147,7 @@ Poly kernelFlops(const ast::Kernel &K) {
   for (const auto &S : K.Body) {
     // One evaluation of the right side per point of the index domain, plus
     // the accumulation for a reduction.
-    int64_t PerPoint =
-        opsIn(*S->Value) + (S->Op == ast::AssignOp::Assign ? 0 : 1);
+    int64_t PerPoint = opsIn(*S->Value) + (S->Op == ast::AssignOp::Assign ? 0 : 1);
     Poly Domain = constant(1);
     for (const auto &[Index, Extent] : S->Ranges)
       Domain = multiply(Domain, fromAffine(Extent));
@@ -175,26 +170,23 @@ Poly kernelBytes(const ast::Kernel &K) {
 //===----------------------------------------------------------------------===//
 
 std::string dim3(const ir::Expr (&D)[3]) {
-  return "(" + ir::toString(D[0]) + ", " + ir::toString(D[1]) + ", " +
-         ir::toString(D[2]) + ")";
+  return "(" + ir::toString(D[0]) + ", " + ir::toString(D[1]) + ", " + ir::toString(D[2]) + ")";
 }
 
 std::string dim3(const int64_t (&D)[3]) {
-  return "(" + std::to_string(D[0]) + ", " + std::to_string(D[1]) + ", " +
-         std::to_string(D[2]) + ")";
+  return "(" + std::to_string(D[0]) + ", " + std::to_string(D[1]) + ", " + std::to_string(D[2]) +
+         ")";
 }
 
 /// ptxas entries of the kernel Kernel: its (demangled) name followed by
 /// the template argument list, one per instantiation on the index type.
-std::vector<const KernelResources *>
-resourcesOf(const std::string &Kernel,
-            const std::vector<KernelResources> &All) {
+std::vector<const KernelResources *> resourcesOf(const std::string &Kernel,
+                                                 const std::vector<KernelResources> &All) {
   std::string Prefix = Kernel + "<";
   std::vector<const KernelResources *> Found;
   for (const KernelResources &K : All) {
     size_t At = StringRef(K.Name).find(Prefix);
-    if (At != StringRef::npos &&
-        (At == 0 || (!isAlnum(K.Name[At - 1]) && K.Name[At - 1] != '_')))
+    if (At != StringRef::npos && (At == 0 || (!isAlnum(K.Name[At - 1]) && K.Name[At - 1] != '_')))
       Found.push_back(&K);
   }
   return Found;
@@ -206,8 +198,7 @@ std::string instantiation(const KernelResources &K) {
   size_t Open = N.find('<');
   if (Open == StringRef::npos)
     return "";
-  StringRef Arg =
-      N.drop_front(Open + 1).take_until([](char C) { return C == '>'; });
+  StringRef Arg = N.drop_front(Open + 1).take_until([](char C) { return C == '>'; });
   if (Arg == "int")
     return "i32";
   if (Arg == "long" || Arg == "long long")
@@ -227,8 +218,8 @@ std::string human(double V) {
 
 } // namespace
 
-void printReport(const ast::Module &AST, const ir::Module &IR,
-                 const ReportOptions &Opts, raw_ostream &OS) {
+void printReport(const ast::Module &AST, const ir::Module &IR, const ReportOptions &Opts,
+                 raw_ostream &OS) {
   for (const auto &K : AST.Kernels) {
     const ir::Func *F = nullptr;
     for (const ir::Func &G : IR.Funcs)
@@ -238,45 +229,38 @@ void printReport(const ast::Module &AST, const ir::Module &IR,
     for (const std::string &S : K->SizeSymbols) {
       auto It = Opts.Sizes.find(S);
       SizesAt.push_back(S + "=" +
-                        std::to_string(It == Opts.Sizes.end() ? Opts.DefaultSize
-                                                              : It->second));
+                        std::to_string(It == Opts.Sizes.end() ? Opts.DefaultSize : It->second));
     }
     OS << "kernel " << K->Name << " (at " << join(SizesAt, ", ") << ")\n";
 
     unsigned I = 0;
     if (F)
-      ir::forEachLaunch(*F, [&](const ir::LaunchNode &L,
-                                const std::vector<const ir::Buffer *> &) {
+      ir::forEachLaunch(*F, [&](const ir::LaunchNode &L, const std::vector<const ir::Buffer *> &) {
         ir::LaunchShape Shape = ir::launchShape(L);
         std::string Kernel = Opts.SymbolPrefix + K->Name + "_" + L.Name;
-        OS << formatv("  launch {0} '{1}' ({2})", I++, L.Name,
-                      ir::launchClassName(L.Class));
+        OS << formatv("  launch {0} '{1}' ({2})", I++, L.Name, ir::launchClassName(L.Class));
         if (L.SrcLine)
           OS << " (line " << L.SrcLine << ")";
-        OS << ": grid " << dim3(Shape.Grid) << ", block " << dim3(Shape.Block)
-           << ", shared " << Shape.SharedBytes << " B\n";
-        std::vector<const KernelResources *> Rs =
-            resourcesOf(Kernel, Opts.Ptxas);
+        OS << ": grid " << dim3(Shape.Grid) << ", block " << dim3(Shape.Block) << ", shared "
+           << Shape.SharedBytes << " B\n";
+        std::vector<const KernelResources *> Rs = resourcesOf(Kernel, Opts.Ptxas);
         if (Rs.empty() && !Opts.Ptxas.empty())
           OS << "    ptxas: no entry for " << Kernel << "\n";
         for (const KernelResources *R : Rs) {
           std::string Inst = instantiation(*R);
-          OS << "    ptxas" << (Inst.empty() ? "" : " " + Inst) << ": "
-             << R->Registers << " registers, " << R->Barriers << " barriers, "
-             << R->StaticSharedBytes << " B static smem, " << R->StackBytes
-             << " B stack, spills " << R->SpillStoreBytes << " B stores / "
-             << R->SpillLoadBytes << " B loads\n";
+          OS << "    ptxas" << (Inst.empty() ? "" : " " + Inst) << ": " << R->Registers
+             << " registers, " << R->Barriers << " barriers, " << R->StaticSharedBytes
+             << " B static smem, " << R->StackBytes << " B stack, spills " << R->SpillStoreBytes
+             << " B stores / " << R->SpillLoadBytes << " B loads\n";
         }
       });
 
     Poly Flops = kernelFlops(*K), Bytes = kernelBytes(*K);
     double FlopsAt = evaluate(Flops, Opts), BytesAt = evaluate(Bytes, Opts);
-    OS << "  FLOPs: " << toString(Flops, K->SizeSymbols) << " = "
-       << human(FlopsAt) << "FLOP\n";
-    OS << "  bytes: " << toString(Bytes, K->SizeSymbols) << " = "
-       << human(BytesAt) << "B (inputs read once, outputs written once)\n";
-    OS << "  FLOPs/byte: "
-       << formatv("{0:f2}", BytesAt > 0 ? FlopsAt / BytesAt : 0.0) << "\n";
+    OS << "  FLOPs: " << toString(Flops, K->SizeSymbols) << " = " << human(FlopsAt) << "FLOP\n";
+    OS << "  bytes: " << toString(Bytes, K->SizeSymbols) << " = " << human(BytesAt)
+       << "B (inputs read once, outputs written once)\n";
+    OS << "  FLOPs/byte: " << formatv("{0:f2}", BytesAt > 0 ? FlopsAt / BytesAt : 0.0) << "\n";
   }
 }
 

@@ -29,9 +29,8 @@ protected:
   }
   void visitCall(const CallNode &N) override {
     if (N.Fn == Intrinsic::Aligned) {
-      std::pair<std::string, int64_t> T = {
-          static_cast<const LoadNode &>(*N.Args[0]).Buffer,
-          asConstInt(N.Args[1]).value_or(1)};
+      std::pair<std::string, int64_t> T = {static_cast<const LoadNode &>(*N.Args[0]).Buffer,
+                                           asConstInt(N.Args[1]).value_or(1)};
       if (!llvm::is_contained(Shape.AlignmentTests, T))
         Shape.AlignmentTests.push_back(T);
     }
@@ -63,11 +62,9 @@ protected:
   }
   void visitFor(const ForNode &N) override {
     if (isBlockLoop(N.Loop)) {
-      unsigned D = static_cast<unsigned>(N.Loop) -
-                   static_cast<unsigned>(ForKind::BlockX);
+      unsigned D = static_cast<unsigned>(N.Loop) - static_cast<unsigned>(ForKind::BlockX);
       if (Shape.Grid[D])
-        Shape.GridProblems.push_back("binds " + forKindName(N.Loop).str() +
-                                     " twice");
+        Shape.GridProblems.push_back("binds " + forKindName(N.Loop).str() + " twice");
       Shape.Grid[D] = N.Extent;
     } else if (isThreadLoop(N.Loop)) {
       std::optional<int64_t> Ext = asConstInt(simplifyExpr(N.Extent));
@@ -100,8 +97,7 @@ protected:
 
 void walkHost(
     const Stmt &S, std::vector<const Buffer *> &Allocs,
-    const std::function<void(const LaunchNode &,
-                             const std::vector<const Buffer *> &)> &Fn) {
+    const std::function<void(const LaunchNode &, const std::vector<const Buffer *> &)> &Fn) {
   if (!S)
     return;
   switch (S->Kind) {
@@ -153,8 +149,7 @@ std::optional<int64_t> sharedAllocBytes(const Buffer &B) {
 
 void forEachLaunch(
     const Func &F,
-    const std::function<void(const LaunchNode &,
-                             const std::vector<const Buffer *> &)> &Fn) {
+    const std::function<void(const LaunchNode &, const std::vector<const Buffer *> &)> &Fn) {
   std::vector<const Buffer *> Allocs;
   walkHost(F.Body, Allocs, Fn);
 }

@@ -73,8 +73,7 @@ std::optional<int64_t> sharedAllocBytes(const Buffer &B);
 /// global allocations around it (outermost first).
 void forEachLaunch(
     const Func &F,
-    const std::function<void(const LaunchNode &,
-                             const std::vector<const Buffer *> &)> &Fn);
+    const std::function<void(const LaunchNode &, const std::vector<const Buffer *> &)> &Fn);
 
 /// Whether S is host structure: a block, a let or a global allocation,
 /// which group launches and run on the host.

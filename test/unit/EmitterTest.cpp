@@ -17,8 +17,8 @@ namespace {
 
 ir::Module parseOrDie(llvm::StringRef Text) {
   llvm::SourceMgr SM;
-  unsigned Id = SM.AddNewSourceBuffer(
-      llvm::MemoryBuffer::getMemBufferCopy(Text, "t.tir"), llvm::SMLoc());
+  unsigned Id =
+      SM.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(Text, "t.tir"), llvm::SMLoc());
   DiagEngine Diags(SM);
   std::optional<ir::Module> M = ir::parseIRModule(SM, Id, Diags);
   EXPECT_TRUE(M.has_value());
@@ -53,8 +53,7 @@ TEST(Emitter, WritesALaunch) {
 })",
                  &Cuda),
             "");
-  EXPECT_NE(Cuda.find("tdsl_f_Y(float *__restrict__ Y, Index N)"),
-            std::string::npos);
+  EXPECT_NE(Cuda.find("tdsl_f_Y(float *__restrict__ Y, Index N)"), std::string::npos);
   // A one-element register buffer is a scalar.
   EXPECT_NE(Cuda.find("float r;\n"), std::string::npos);
   EXPECT_NE(Cuda.find("Y[b] = r;"), std::string::npos);
