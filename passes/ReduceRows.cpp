@@ -121,7 +121,7 @@ public:
     if (R)
       M = choose(flatExtent(Run.Loops), R->Loop->Extent, Why);
     if (!M) {
-      remark("reduce-rows", Acc.SrcLine, Why + "; left to map-to-gpu");
+      remark("reduce-rows", Acc.SrcLine, Why + "; left to the passes after it");
       return S;
     }
     return M->BlockPerRow ? blockPerRow(S->SrcLine, Run, *R, M->Reason)

@@ -90,7 +90,7 @@ private:
   }
 
   bool decline(const Stmt &Nest, const llvm::Twine &Why) {
-    remark("tile-contraction", Nest->SrcLine, Why + "; left to map-to-gpu");
+    remark("tile-contraction", Nest->SrcLine, Why + "; left to the passes after it");
     return false;
   }
   bool match(const Stmt &Nest, std::vector<Stmt> &Pro, std::vector<Stmt> &Epi, Expr &Update);

@@ -97,7 +97,7 @@ public:
     const ForNode &Col = *Run.Loops.back();
     unsigned Line = S->SrcLine;
     auto Decline = [&](const llvm::Twine &Why) {
-      remark(PassName, Line, Why + "; left to map-to-gpu");
+      remark(PassName, Line, Why + "; left to the passes after it");
       return S;
     };
 
