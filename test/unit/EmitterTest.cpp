@@ -4,10 +4,8 @@
 // statement it cannot write into a comment. These inputs are parseable IR
 // that no pass produces, so they are reached here rather than from tdslc.
 #include "backend/CudaEmitter.h"
-#include "ir/IRParser.h"
+#include "test/unit/ParseIR.h"
 
-#include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/SourceMgr.h"
 
 #include <gtest/gtest.h>
 
@@ -15,20 +13,10 @@ using namespace tdsl;
 
 namespace {
 
-ir::Module parseOrDie(llvm::StringRef Text) {
-  llvm::SourceMgr SM;
-  unsigned Id =
-      SM.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(Text, "t.tir"), llvm::SMLoc());
-  DiagEngine Diags(SM);
-  std::optional<ir::Module> M = ir::parseIRModule(SM, Id, Diags);
-  EXPECT_TRUE(M.has_value());
-  return M ? std::move(*M) : ir::Module();
-}
-
 /// emitCuda's message; a refusal must be flagged internal (a compiler
 /// bug, exit status 2 in tdslc).
 std::string emit(llvm::StringRef Text, std::string *Out = nullptr) {
-  ir::Module M = parseOrDie(Text);
+  ir::Module M = test::parseIR(Text);
   std::string Cuda;
   llvm::raw_string_ostream OS(Cuda);
   bool Internal = false;

@@ -6,12 +6,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "passes/PassManager.h"
+#include "test/unit/ParseIR.h"
 
 #include "ir/Diagnostics.h"
-#include "ir/IRParser.h"
 
-#include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/SourceMgr.h"
 
 #include <gtest/gtest.h>
 
@@ -20,16 +18,6 @@ using namespace tdsl;
 namespace {
 
 using Passes = std::vector<const PassInfo *>;
-
-ir::Module parse(llvm::StringRef Text) {
-  llvm::SourceMgr SM;
-  unsigned Id =
-      SM.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(Text, "test.tir"), llvm::SMLoc());
-  DiagEngine Diags(SM);
-  std::optional<ir::Module> M = ir::parseIRModule(SM, Id, Diags);
-  EXPECT_TRUE(M.has_value());
-  return M.value_or(ir::Module());
-}
 
 const char *const Input = "func k<N>(out A: f32[N]) {\n"
                           "  A[N - 1] = 2.0\n"
@@ -42,7 +30,7 @@ const PassInfo BreakIR = {"break-ir", "stores to an undeclared buffer", [](ir::F
 const PassInfo DoNothing = {"do-nothing", "returns every node as it is", [](ir::Func &) {}};
 
 TEST(PassManager, ReportsAPassThatBreaksTheIRAsItsInternalError) {
-  ir::Module M = parse(Input);
+  ir::Module M = test::parseIR(Input);
   PassManagerOptions Opts;
   Opts.VerifyEach = true;
   PassManager PM(Passes{&DoNothing, &BreakIR, &DoNothing}, Opts, "tool");
@@ -59,7 +47,7 @@ TEST(PassManager, ReportsAPassThatBreaksTheIRAsItsInternalError) {
 }
 
 TEST(PassManager, WithoutVerifyEachTheBrokenIRGoesOn) {
-  ir::Module M = parse(Input);
+  ir::Module M = test::parseIR(Input);
   PassManager PM(Passes{&BreakIR, &DoNothing}, PassManagerOptions(), "tool");
   std::string Err;
   llvm::raw_string_ostream OS(Err);
@@ -68,7 +56,7 @@ TEST(PassManager, WithoutVerifyEachTheBrokenIRGoesOn) {
 }
 
 TEST(PassManager, TheHookSeesWhichStagesChangedTheModule) {
-  ir::Module M = parse("func k<N>(out A: f32[N]) {\n  A[N + 1 - 2] = 1.0 * 2.0\n}\n");
+  ir::Module M = test::parseIR("func k<N>(out A: f32[N]) {\n  A[N + 1 - 2] = 1.0 * 2.0\n}\n");
   PassManager PM(Passes{&DoNothing, findPass("simplify"), findPass("simplify")},
                  PassManagerOptions(), "tool");
   std::vector<std::pair<std::string, bool>> Stages;
@@ -86,7 +74,7 @@ TEST(PassManager, TheHookSeesWhichStagesChangedTheModule) {
 }
 
 TEST(PassManager, PrintsChangedStagesAndMarksTheOthers) {
-  ir::Module M = parse(Input);
+  ir::Module M = test::parseIR(Input);
   PassManagerOptions Opts;
   Opts.PrintAfterChange = true;
   PassManager PM(Passes{&DoNothing}, Opts, "tool");

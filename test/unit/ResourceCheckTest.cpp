@@ -3,27 +3,15 @@
 // reached through tdsl-opt; they are tested here on parsed, unverified IR.
 // The shared-memory and grid checks are in test/backend/resource-check.tir.
 #include "backend/ResourceCheck.h"
-#include "ir/IRParser.h"
+#include "test/unit/ParseIR.h"
 #include "ir/Launch.h"
 
-#include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/SourceMgr.h"
 
 #include <gtest/gtest.h>
 
 using namespace tdsl;
 
 namespace {
-
-ir::Module parseOrDie(llvm::StringRef Text) {
-  llvm::SourceMgr SM;
-  unsigned Id = SM.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(Text, "t.tir"),
-                                      llvm::SMLoc());
-  DiagEngine Diags(SM);
-  std::optional<ir::Module> M = ir::parseIRModule(SM, Id, Diags);
-  EXPECT_TRUE(M.has_value());
-  return M ? std::move(*M) : ir::Module();
-}
 
 TEST(ResourceCheck, ArchLimits) {
   EXPECT_EQ(archLimits(75).MaxSharedBytes, 64 * 1024);
@@ -48,7 +36,7 @@ TEST(ResourceCheck, PaddingAndAlignmentCount) {
 }
 
 TEST(ResourceCheck, ThreadsPerBlock) {
-  ir::Module M = parseOrDie(R"(func k<M>(in A: f32[M], out C: f32[M]) {
+  ir::Module M = test::parseIR(R"(func k<M>(in A: f32[M], out C: f32[M]) {
   launch wide generic {
     for bx in 0..M block.x {
       for ty in 0..32 thread.y {
