@@ -31,7 +31,7 @@ std::string cName(llvm::StringRef Name) {
       "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "dim3", "min", "max",
       "Index", "stream", "infos", "max_infos", "num_launches", "status", "index64",
       "plan", "temps", "main", "workspace", "workspace_bytes", "bytes", "freed", "errno",
-      "assert", "NULL", "INFINITY", "NAN"};
+      "elems", "assert", "NULL", "INFINITY", "NAN"};
   if (Reserved.count(Name) || Name.startswith("tdsl_") || Name.startswith("__") ||
       Name.startswith("CUDART_") || Name.startswith("TDSL_") ||
       // kUpperCamel is where the kernels' named constants live (kThreads).
