@@ -17,7 +17,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <map>
 
 namespace tdsl {
 
@@ -101,19 +100,9 @@ std::string decimal(double V, bool IsFloat) {
 /// as C arrays of their shape each subscript is widened to 64 bits on its
 /// own, and the extra address registers made the 32-bit-index i8 GEMM
 /// spill under its two-blocks-per-SM register bound (ptxas -v).
-enum class Layout { Scalar, Flat };
-
-Layout layoutOf(const Buffer &B) {
-  if (B.Scope == MemScope::Global)
-    return Layout::Flat;
-  int64_t Elems = 1;
-  for (const Expr &D : B.Shape) {
-    std::optional<int64_t> E = asConstInt(simplifyExpr(D));
-    if (!E)
-      return Layout::Flat;
-    Elems *= *E;
-  }
-  return B.Scope == MemScope::Register && Elems == 1 ? Layout::Scalar : Layout::Flat;
+bool isScalar(const Buffer &B) {
+  return B.Scope == MemScope::Register &&
+         llvm::all_of(B.Shape, [](const Expr &D) { return asConstInt(simplifyExpr(D)) == 1; });
 }
 
 /// "2 * 16 * 132": the storage extents (shape plus padding) of a buffer of
@@ -153,12 +142,10 @@ public:
 
   std::string str(const Expr &E, int MaxPrec = CondPrec) { return within(text(E), MaxPrec); }
 
-  /// The element of B at Indices, as the kernel declares B (declaration()).
+  /// The element of B at Indices, as the kernel declares B (isScalar).
   std::string element(const Buffer &B, const std::vector<Expr> &Indices) {
-    switch (layoutOf(B)) {
-    case Layout::Scalar: return cName(B.Name);
-    case Layout::Flat: break;
-    }
+    if (isScalar(B))
+      return cName(B.Name);
     return cName(B.Name) + "[" + offset(B, Indices) + "]";
   }
 
@@ -500,8 +487,9 @@ struct Launch {
   unsigned Index = 0;
   LaunchShape Shape;
   std::vector<const Buffer *> Globals; ///< the global buffers it touches, in order
-  bool DynamicShared = false;
-  std::map<const AllocateNode *, int64_t> SharedOffsets;
+  /// Shared tiles beyond the default 48 KiB: one dynamic buffer carved at
+  /// the shape's 16-byte aligned offsets (no reuse yet).
+  bool dynamicShared() const { return Shape.SharedBytes > DefaultSharedBytes; }
 };
 
 /// One step of a launcher: allocate a global buffer, launch, or free.
@@ -584,8 +572,9 @@ private:
   void emitWorkspaceLayout();
   void emitPlanCall();
   void emitPointerChecks();
-  /// "runSoftmax(plan, X, Y, R, C, <Workspace>, stream)".
-  std::string runCall(const std::string &Workspace) const;
+  /// "runSoftmax(plan, X, Y, R, C, <Workspace>, <Temps>, stream)"; the two
+  /// are left out for a Func without temporaries.
+  std::string runCall(const std::string &Workspace, const std::string &Temps) const;
   void emitRun();
   void emitLauncher();
   void emitWorkspaceLauncher();
@@ -650,11 +639,6 @@ std::string FuncEmitter::analyzeLaunch(Launch &L) {
       if (!Sizes.count(Name))
         return "the grid of " + Where + " depends on '" + Name + "', not only on sizes";
   }
-  // Shared tiles: static arrays up to the default 48 KiB; beyond that one
-  // dynamic buffer carved at 16-byte aligned offsets (no reuse yet).
-  for (size_t I = 0; I < Sh.SharedAllocs.size(); ++I)
-    L.SharedOffsets[Sh.SharedAllocs[I]] = Sh.SharedOffsets[I];
-  L.DynamicShared = Sh.SharedBytes > DefaultSharedBytes;
   return "";
 }
 
@@ -886,14 +870,13 @@ void FuncEmitter::emitStmt(const Stmt &S, ExprWriter &W, bool Last) {
                (D < B.Padding.size() ? B.Padding[D] : 0);
     OpenScope();
     std::string T = W.type(B.Type), Name = cName(B.Name);
-    Layout Lay = layoutOf(B);
-    if (B.Scope == MemScope::Shared && Cur->DynamicShared)
+    if (B.Scope == MemScope::Shared && Cur->dynamicShared())
       line() << T << " *const " << Name << " = reinterpret_cast<" << T << " *>(tdsl_smem + "
-             << Cur->SharedOffsets.at(&N) << "); // " << shapeProduct(B) << "\n";
+             << Cur->Shape.sharedOffset(&N) << "); // " << shapeProduct(B) << "\n";
     else if (B.Scope == MemScope::Shared)
-      line() << "__shared__ __align__(16) " << T << " " << Name << "["
-             << (B.rank() > 1 ? shapeProduct(B) : std::to_string(Elems)) << "];\n";
-    else if (Lay == Layout::Scalar)
+      line() << "__shared__ __align__(16) " << T << " " << Name << "[" << shapeProduct(B)
+             << "];\n";
+    else if (isScalar(B))
       line() << T << " " << Name << ";\n";
     else
       line() << T << " " << Name << "[" << Elems << "];\n";
@@ -1014,7 +997,7 @@ void FuncEmitter::emitKernels() {
       }
       line() << "// schedule: " << Text << "\n";
     }
-    if (L.DynamicShared)
+    if (L.dynamicShared())
       line() << "extern __shared__ __align__(16) unsigned char tdsl_smem[];\n";
     emitStmt(L.Node->Body, W, /*Last=*/true);
     Indent = 0;
@@ -1105,7 +1088,7 @@ void FuncEmitter::emitPlan() {
     OS << "  if (!tdsl_set_launch(&plan->launches[" << L.Index << "], " << W.str(L.Shape.Grid[0])
        << ", " << W.str(L.Shape.Grid[1]) << ", " << W.str(L.Shape.Grid[2]) << ", " << L.Shape.Block[0]
        << ", " << L.Shape.Block[1] << ", " << L.Shape.Block[2] << ", "
-       << (L.DynamicShared ? L.Shape.SharedBytes : 0) << "))\n    return TDSL_ERROR_TOO_LARGE;\n";
+       << (L.dynamicShared() ? L.Shape.SharedBytes : 0) << "))\n    return TDSL_ERROR_TOO_LARGE;\n";
     OS << "  plan->index64 |= tdsl_thread_count(plan->launches[" << L.Index
        << "]) > kIndex32Limit;\n";
   }
@@ -1152,11 +1135,11 @@ void FuncEmitter::emitPointerChecks() {
   }
 }
 
-std::string FuncEmitter::runCall(const std::string &Workspace) const {
+std::string FuncEmitter::runCall(const std::string &Workspace,
+                                 const std::string &TempSlots) const {
   std::string A = backend::launcherArgs(F);
   return "run" + camelName() + "(plan, " + A + (A.empty() ? "" : ", ") +
-         (Temps.empty() ? "" : Workspace + (Workspace == "nullptr" ? ", temps" : ", nullptr") + ", ") +
-         "stream)";
+         (Temps.empty() ? "" : Workspace + ", " + TempSlots + ", ") + "stream)";
 }
 
 void FuncEmitter::emitRun() {
@@ -1264,13 +1247,13 @@ void FuncEmitter::emitLauncher() {
   emitPlanCall();
   emitPointerChecks();
   if (Temps.empty()) {
-    OS << "  return " << runCall("") << ";\n}\n";
+    OS << "  return " << runCall("", "") << ";\n}\n";
     return;
   }
   std::string N = std::to_string(Temps.size());
   OS << "  // Each temporary lives on the stream between the launches that use it.\n"
      << "  void *temps[" << N << "] = {};\n"
-     << "  status = " << runCall("nullptr") << ";\n"
+     << "  status = " << runCall("nullptr", "temps") << ";\n"
      << "  return status != TDSL_SUCCESS ? tdsl_free_all(temps, " << N
      << ", stream, status) : status;\n}\n";
 }
@@ -1283,7 +1266,7 @@ void FuncEmitter::emitWorkspaceLauncher() {
   if (Temps.empty()) {
     OS << "  (void)workspace; // " << F.Name << " has no temporaries\n"
        << "  (void)workspace_bytes;\n"
-       << "  return " << runCall("") << ";\n}\n";
+       << "  return " << runCall("", "") << ";\n}\n";
     return;
   }
   OS << "  if (workspace_bytes < plan.workspace_bytes)\n"
@@ -1291,7 +1274,7 @@ void FuncEmitter::emitWorkspaceLauncher() {
      << "  if (!workspace)\n    return TDSL_ERROR_NULL_POINTER;\n"
      << "  if (!tdsl_is_aligned(workspace, kWorkspaceAlignment))\n"
      << "    return TDSL_ERROR_MISALIGNED_POINTER;\n"
-     << "  return " << runCall("static_cast<unsigned char *>(workspace)") << ";\n}\n";
+     << "  return " << runCall("static_cast<unsigned char *>(workspace)", "nullptr") << ";\n}\n";
 }
 
 void FuncEmitter::emitLaunchInfo() {

@@ -284,17 +284,9 @@ struct LaneAsync {
 
 /// Whether the host walks into S: host structure with a launch inside.
 bool containsLaunch(const Stmt &S) {
-  if (!S)
-    return false;
-  switch (S->Kind) {
-  case StmtKind::Launch: return true;
-  case StmtKind::Block:
-    return llvm::any_of(static_cast<const BlockNode &>(*S).Stmts, containsLaunch);
-  case StmtKind::Let: return containsLaunch(static_cast<const LetNode &>(*S).Body);
-  case StmtKind::Allocate:
-    return isHostStructure(S) && containsLaunch(static_cast<const AllocateNode &>(*S).Body);
-  default: return false;
-  }
+  bool Found = false;
+  forEachHostStmt(S, [&](const Stmt &C) { Found |= C->Kind == StmtKind::Launch; });
+  return Found;
 }
 
 std::string tuple3(uint64_t X, uint64_t Y, uint64_t Z) {

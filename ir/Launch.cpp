@@ -1,11 +1,11 @@
-//===- Launch.cpp - The one analysis of a launch: grid, block, shared memory
-//===//
+//===- Launch.cpp - The one analysis of a launch --------------------------===//
 #include "ir/Launch.h"
 #include "ir/Simplify.h"
 
 #include "llvm/ADT/STLExtras.h"
 
 #include <algorithm>
+#include <cassert>
 
 namespace tdsl::ir {
 
@@ -22,7 +22,6 @@ protected:
     if (!llvm::is_contained(Shape.Buffers, B))
       Shape.Buffers.push_back(B);
   }
-  void visitVar(const VarNode &N) override { Shape.Vars.insert(N.Name); }
   void visitLoad(const LoadNode &N) override {
     use(N.Buffer);
     IRVisitor::visitLoad(N);
@@ -152,6 +151,32 @@ void forEachLaunch(
     const std::function<void(const LaunchNode &, const std::vector<const Buffer *> &)> &Fn) {
   std::vector<const Buffer *> Allocs;
   walkHost(F.Body, Allocs, Fn);
+}
+
+int64_t LaunchShape::sharedOffset(const AllocateNode *A) const {
+  auto It = llvm::find(SharedAllocs, A);
+  assert(It != SharedAllocs.end() && "not a shared tile of this launch");
+  return SharedOffsets[It - SharedAllocs.begin()];
+}
+
+void forEachHostStmt(const Stmt &S, const std::function<void(const Stmt &)> &Fn) {
+  if (!S)
+    return;
+  Fn(S);
+  if (!isHostStructure(S))
+    return;
+  switch (S->Kind) {
+  case StmtKind::Block:
+    for (const Stmt &C : static_cast<const BlockNode &>(*S).Stmts)
+      forEachHostStmt(C, Fn);
+    return;
+  case StmtKind::Let:
+    forEachHostStmt(static_cast<const LetNode &>(*S).Body, Fn);
+    return;
+  default:
+    forEachHostStmt(static_cast<const AllocateNode &>(*S).Body, Fn);
+    return;
+  }
 }
 
 bool isHostStructure(const Stmt &S) {

@@ -51,14 +51,16 @@ struct LaunchShape {
   std::vector<std::string> NonConstantShared;
 
   /// Buffers loaded or stored, in first-use order; those stored; those
-  /// allocated inside the launch; variables read.
+  /// allocated inside the launch.
   std::vector<std::string> Buffers;
-  llvm::StringSet<> Stored, LocalBuffers, Vars;
+  llvm::StringSet<> Stored, LocalBuffers;
   /// aligned(X[0], N) tests, each once, in first-use order: the launcher
   /// computes them and passes them in.
   std::vector<std::pair<std::string, int64_t>> AlignmentTests;
 
   int64_t threads() const { return Block[0] * Block[1] * Block[2]; }
+  /// The byte offset of shared tile A (one of SharedAllocs).
+  int64_t sharedOffset(const AllocateNode *A) const;
 };
 
 /// The shape of launch L.
@@ -78,6 +80,12 @@ void forEachLaunch(
 /// Whether S is host structure: a block, a let or a global allocation,
 /// which group launches and run on the host.
 bool isHostStructure(const Stmt &S);
+
+/// Calls Fn on S and, through host structure, on every statement at the
+/// host level inside it, outermost first: the blocks, lets and global
+/// allocations, and what they hold (launches, and in the IR before
+/// map-to-gpu any other statement). Fn sees nothing inside those.
+void forEachHostStmt(const Stmt &S, const std::function<void(const Stmt &)> &Fn);
 
 } // namespace tdsl::ir
 

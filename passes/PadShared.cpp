@@ -4,7 +4,7 @@
 #include "ir/Printer.h"
 #include "passes/PassUtils.h"
 #include "passes/Schedule.h"
-#include "passes/Simplify.h"
+#include "ir/Simplify.h"
 
 #include "llvm/ADT/StringMap.h"
 

@@ -57,7 +57,14 @@ public:
       enter(S);
     for (const Buffer &B : F.Params)
       enter(B.Name);
-    forEachHostName(F.Body, [&](const std::string &Name) { enter(Name); });
+    // The names bound at the host level, around every launch: host lets
+    // and global temporaries.
+    forEachHostStmt(F.Body, [&](const Stmt &S) {
+      if (S->Kind == StmtKind::Let)
+        enter(static_cast<const LetNode &>(*S).Var);
+      else if (S->Kind == StmtKind::Allocate && isHostStructure(S))
+        enter(static_cast<const AllocateNode &>(*S).Buf.Name);
+    });
   }
 
 protected:
@@ -99,23 +106,6 @@ private:
   bool visible(const std::string &Name) const {
     auto It = InScope.find(Name);
     return It != InScope.end() && It->second;
-  }
-
-  /// The names bound at the host level, around every launch: global
-  /// temporaries and host lets.
-  static void forEachHostName(const Stmt &S, const std::function<void(const std::string &)> &Fn) {
-    if (S->Kind == StmtKind::Block)
-      for (const Stmt &C : static_cast<const BlockNode &>(*S).Stmts)
-        forEachHostName(C, Fn);
-    if (S->Kind == StmtKind::Let) {
-      Fn(static_cast<const LetNode &>(*S).Var);
-      forEachHostName(static_cast<const LetNode &>(*S).Body, Fn);
-    }
-    if (S->Kind == StmtKind::Allocate &&
-        static_cast<const AllocateNode &>(*S).Buf.Scope == MemScope::Global) {
-      Fn(static_cast<const AllocateNode &>(*S).Buf.Name);
-      forEachHostName(static_cast<const AllocateNode &>(*S).Body, Fn);
-    }
   }
 
   /// The first of base, base1, ... up to Name that is not visible here and

@@ -78,7 +78,6 @@ bool testsAlignment(const ir::Stmt &S);
 /// The statements of S with nested blocks spliced in.
 std::vector<ir::Stmt> flattenBlocks(const ir::Stmt &S);
 
-using ir::stripBlocks; // ir/Match.h
 
 /// The perfect run of serial loops at the top of S whose bounds use no
 /// variable of the run (rectangular), and the statement inside them.

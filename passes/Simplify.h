@@ -32,14 +32,12 @@
 #ifndef TDSL_PASSES_SIMPLIFY_H
 #define TDSL_PASSES_SIMPLIFY_H
 
-#include "ir/Simplify.h"
+#include "ir/IR.h"
 
 namespace tdsl {
 /// Folds constants and simplifies index arithmetic in F (parameter shapes
 /// and body): ir::simplifyFunc as a pass.
 void simplify(ir::Func &F);
-using ir::simplifyExpr;
-using ir::simplifyStmt;
 } // namespace tdsl
 
 #endif // TDSL_PASSES_SIMPLIFY_H

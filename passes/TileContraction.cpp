@@ -2,7 +2,7 @@
 #include "passes/TileContraction.h"
 #include "passes/PassUtils.h"
 #include "passes/Schedule.h"
-#include "passes/Simplify.h"
+#include "ir/Simplify.h"
 
 #include "llvm/ADT/STLExtras.h"
 

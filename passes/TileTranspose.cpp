@@ -3,7 +3,7 @@
 #include "ir/Printer.h"
 #include "passes/PassUtils.h"
 #include "passes/Schedule.h"
-#include "passes/Simplify.h"
+#include "ir/Simplify.h"
 
 #include "llvm/ADT/STLExtras.h"
 

@@ -1,7 +1,8 @@
 //===- Vectorize.cpp - 8- and 16-byte shared, global and register accesses -===//
 #include "passes/Vectorize.h"
+#include "ir/Match.h"
 #include "passes/PassUtils.h"
-#include "passes/Simplify.h"
+#include "ir/Simplify.h"
 
 #include "llvm/ADT/StringMap.h"
 

@@ -28,16 +28,14 @@
 #ifndef TDSL_PASSES_VECTORIZE_H
 #define TDSL_PASSES_VECTORIZE_H
 
-#include "ir/Match.h"
+#include "ir/IR.h"
 
 namespace tdsl {
 
-/// Marks F's provably aligned short copy loops `vectorize`.
+/// Marks F's provably aligned short copy loops `vectorize`: those
+/// ir::vectorCopy (ir/Match.h) matches, the matcher the backend emits
+/// them by.
 void vectorize(ir::Func &F);
-
-/// The loops it marks are those ir::vectorCopy (ir/Match.h) matches, the
-/// matcher the backend emits them by.
-using ir::vectorCopy;
 
 } // namespace tdsl
 

@@ -5,6 +5,7 @@
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
 #include "passes/Simplify.h"
+#include "ir/Simplify.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
