@@ -105,6 +105,12 @@ bool isScalar(const Buffer &B) {
          llvm::all_of(B.Shape, [](const Expr &D) { return asConstInt(simplifyExpr(D)) == 1; });
 }
 
+/// A fragment of 8- or 16-bit elements: declared as the uint32_t registers
+/// that ldmatrix and mma take, an element reached by tdsl_frag_get/set.
+bool isPacked(const Buffer &B) {
+  return B.Scope == MemScope::Fragment && dtypeBytes(B.Type) < 4;
+}
+
 /// "2 * 16 * 132": the storage extents (shape plus padding) of a buffer of
 /// constant shape, for the reader of its declaration.
 std::string shapeProduct(const Buffer &B) {
@@ -146,7 +152,44 @@ public:
   std::string element(const Buffer &B, const std::vector<Expr> &Indices) {
     if (isScalar(B))
       return cName(B.Name);
-    return cName(B.Name) + "[" + offset(B, Indices) + "]";
+    return cName(B.Name) + "[" + storageOffset(B, Indices) + "]";
+  }
+
+  /// The offset in B's storage: the row-major offset, swizzled if B is.
+  /// The swizzle permutes within periods of 2^(Base + Shift + Bits)
+  /// elements, so when the inner dimensions hold whole periods (a ring of
+  /// stages) the outer index moves whole periods and stays outside it:
+  /// the inner part's swizzle is then the same in every stage, and the
+  /// compiler keeps it out of the k loop.
+  std::string storageOffset(const Buffer &B, const std::vector<Expr> &Indices) {
+    if (!B.Swz)
+      return offset(B, Indices);
+    auto Swizzled = [&](const std::string &Off) {
+      return "tdsl_swizzle<" + std::to_string(B.Swz.Bits) + ", " + std::to_string(B.Swz.Base) +
+             ", " + std::to_string(B.Swz.Shift) + ">(" + Off + ")";
+    };
+    int64_t Period = int64_t(1) << (B.Swz.Base + B.Swz.Shift + B.Swz.Bits), Inner = 1;
+    for (unsigned D = 1; D < B.rank(); ++D)
+      Inner *= asConstInt(simplifyExpr(B.Shape[D])).value_or(0);
+    if (B.rank() < 2 || Inner <= 0 || Inner % Period)
+      return Swizzled(offset(B, Indices));
+    Buffer InnerB = B;
+    InnerB.Shape.erase(InnerB.Shape.begin());
+    std::vector<Expr> Rest(Indices.begin() + 1, Indices.end());
+    Expr Outer = simplifyExpr(mul(Indices[0], intImm(Inner)));
+    if (asConstInt(Outer) == 0)
+      return Swizzled(offset(InnerB, Rest));
+    return str(Outer, AddPrec) + " + " + Swizzled(offset(InnerB, Rest));
+  }
+
+  /// The address of the register holding B[Indices] (a fragment), for an
+  /// instruction that takes registers from there on.
+  std::string registers(const Buffer &B, const std::vector<Expr> &Indices) {
+    std::string Off = offset(B, Indices);
+    if (!isPacked(B))
+      return "&" + cName(B.Name) + "[" + Off + "]";
+    return "&" + cName(B.Name) + "[(" + Off + ") / " + std::to_string(4 / dtypeBytes(B.Type)) +
+           "]";
   }
 
   /// The row-major offset of Indices in B's storage.
@@ -289,6 +332,9 @@ Text ExprWriter::text(const Expr &E) {
     const BufferRef &R = Buffers.lookup(N.Buffer);
     if (!R.Buf || R.ByValue)
       return primary(cName(N.Buffer));
+    if (isPacked(*R.Buf))
+      return primary("tdsl_frag_get<" + type(R.Buf->Type) + ">(" + cName(N.Buffer) + ", " +
+                     offset(*R.Buf, N.Indices) + ")");
     return primary(element(*R.Buf, N.Indices));
   }
   case ExprKind::Unary: {
@@ -468,10 +514,6 @@ std::vector<std::string> varsOf(const Expr &E) {
 std::string unsupportedStatement(const Stmt &S) {
   struct Finder : IRVisitor {
     std::string Found;
-    void visitCallStmt(const CallStmtNode &N) override {
-      if (Found.empty())
-        Found = "'call " + N.Name + "'";
-    }
     void visitLaunch(const LaunchNode &N) override {
       if (Found.empty())
         Found = "launch '" + N.Name + "'";
@@ -857,6 +899,11 @@ void FuncEmitter::emitStmt(const Stmt &S, ExprWriter &W, bool Last) {
   case StmtKind::Store: {
     const auto &N = static_cast<const StoreNode &>(*S);
     const BufferRef &R = W.Buffers.lookup(N.Buffer);
+    if (R.Buf && isPacked(*R.Buf)) {
+      line() << "tdsl_frag_set(" << cName(N.Buffer) << ", " << W.offset(*R.Buf, N.Indices) << ", "
+             << W.str(N.Value) << ");\n";
+      return;
+    }
     std::string Dst = R.Buf ? W.element(*R.Buf, N.Indices) : cName(N.Buffer) + "[0]";
     line() << Dst << " = " << W.str(N.Value) << ";\n";
     return;
@@ -878,6 +925,9 @@ void FuncEmitter::emitStmt(const Stmt &S, ExprWriter &W, bool Last) {
              << "];\n";
     else if (isScalar(B))
       line() << T << " " << Name << ";\n";
+    else if (isPacked(B))
+      line() << "uint32_t " << Name << "[" << (Elems * dtypeBytes(B.Type) + 3) / 4 << "]; // "
+             << Elems << " x " << T << ", packed\n";
     else
       line() << T << " " << Name << "[" << Elems << "];\n";
     BufferRef Saved = W.Buffers.lookup(B.Name);
@@ -906,19 +956,63 @@ void FuncEmitter::emitStmt(const Stmt &S, ExprWriter &W, bool Last) {
     return;
   }
   case StmtKind::AsyncCopy: {
-    // The data is visible only after the async_wait that retires it, so a
-    // plain copy computes the same; cp.async comes with the pipelining pass.
     const auto &N = static_cast<const AsyncCopyNode &>(*S);
     const BufferRef &D = W.Buffers.lookup(N.Dst), &Sr = W.Buffers.lookup(N.Src);
-    std::string DE = D.Buf ? W.element(*D.Buf, N.DstIndices) : cName(N.Dst) + "[0]";
-    std::string SE = Sr.Buf ? W.element(*Sr.Buf, N.SrcIndices) : cName(N.Src) + "[0]";
+    std::string DE = W.element(*D.Buf, N.DstIndices), SE = W.element(*Sr.Buf, N.SrcIndices);
+    int64_t Bytes = N.Elems * dtypeBytes(D.Buf->Type);
+    std::string Valid = N.Valid ? W.str(N.Valid) : "true";
+    if (D.Buf->Scope == MemScope::Shared && Sr.Buf->Scope == MemScope::Global &&
+        (Bytes == 4 || Bytes == 8 || Bytes == 16)) {
+      if (!N.Valid) {
+        line() << "tdsl_cp_async<" << Bytes << ">(&" << DE << ", &" << SE << ", true);\n";
+        return;
+      }
+      // Where the copy is not valid its address may lie outside the tensor:
+      // it is not formed, and the copy reads nothing.
+      line() << "{\n";
+      line() << "  const bool tdsl_ok = " << Valid << ";\n";
+      line() << "  tdsl_cp_async<" << Bytes << ">(&" << DE << ", tdsl_ok ? &" << SE << " : "
+             << cName(N.Src) << ", tdsl_ok);\n";
+      line() << "}\n";
+      return;
+    }
+    // Not global to shared, or not 4, 8 or 16 bytes: the data is visible only
+    // after the async_wait that retires it, so a plain copy computes the same.
     line() << "for (int tdsl_e = 0; tdsl_e < " << N.Elems << "; ++tdsl_e) // async_copy\n";
-    line() << "  (&" << DE << ")[tdsl_e] = (&" << SE << ")[tdsl_e];\n";
+    if (!N.Valid) {
+      line() << "  (&" << DE << ")[tdsl_e] = (&" << SE << ")[tdsl_e];\n";
+      return;
+    }
+    line() << "  (&" << DE << ")[tdsl_e] = " << Valid << " ? (&" << SE << ")[tdsl_e] : "
+           << W.type(D.Buf->Type) << "(0);\n";
     return;
   }
-  case StmtKind::AsyncCommit: line() << "// async_commit (copies above are synchronous)\n"; return;
-  case StmtKind::AsyncWait: line() << "// async_wait (copies above are synchronous)\n"; return;
-  case StmtKind::Call:
+  case StmtKind::AsyncCommit: line() << "tdsl_cp_async_commit();\n"; return;
+  case StmtKind::AsyncWait:
+    line() << "tdsl_cp_async_wait<" << static_cast<const AsyncWaitNode &>(*S).Pending
+           << ">();\n";
+    return;
+  case StmtKind::Mma: {
+    const auto &N = static_cast<const MmaNode &>(*S);
+    const Buffer &C = *W.Buffers.lookup(N.C).Buf, &A = *W.Buffers.lookup(N.A).Buf,
+                 &B = *W.Buffers.lookup(N.B).Buf;
+    std::string Fn = "tdsl_mma_" + mmaShapeName(N.Shape).str();
+    if (N.Shape == MmaShape::M16N8K16)
+      Fn += "<" + W.type(A.Type) + ">";
+    line() << Fn << "(" << W.registers(C, N.CIndices) << ", " << W.registers(A, N.AIndices)
+           << ", " << W.registers(B, N.BIndices) << ");\n";
+    return;
+  }
+  case StmtKind::LdMatrix: {
+    const auto &N = static_cast<const LdMatrixNode &>(*S);
+    const Buffer &D = *W.Buffers.lookup(N.Dst).Buf, &Src = *W.Buffers.lookup(N.Src).Buf;
+    std::string Regs = W.registers(D, N.DstIndices);
+    if (!isPacked(D))
+      Regs = "reinterpret_cast<uint32_t *>(" + Regs + ")";
+    line() << "tdsl_ldmatrix<" << N.Count << ", " << (N.Trans ? "true" : "false") << ">(" << Regs
+           << ", &" << W.element(Src, N.SrcIndices) << ");\n";
+    return;
+  }
   case StmtKind::Launch:
     // analyzeLaunch refuses both before anything is written.
     llvm_unreachable("statement the backend does not write");

@@ -249,6 +249,32 @@ std::optional<LaunchClass> parseLaunchClass(llvm::StringRef Name) {
   return std::nullopt;
 }
 
+static const char *const MmaShapeNames[] = {"m16n8k16", "m16n8k8", "m16n8k32"};
+
+llvm::StringRef mmaShapeName(MmaShape S) { return MmaShapeNames[static_cast<unsigned>(S)]; }
+
+std::optional<MmaShape> parseMmaShape(llvm::StringRef Name) {
+  for (unsigned I = 0; I < std::size(MmaShapeNames); ++I)
+    if (Name == MmaShapeNames[I])
+      return static_cast<MmaShape>(I);
+  return std::nullopt;
+}
+
+int64_t mmaShapeK(MmaShape S) {
+  switch (S) {
+  case MmaShape::M16N8K16: return 16;
+  case MmaShape::M16N8K8: return 8;
+  case MmaShape::M16N8K32: return 32;
+  }
+  return 0;
+}
+
+MmaFragmentSizes mmaFragmentSizes(MmaShape S) {
+  // A is 16 x K and B is K x 8 over 32 lanes; C is 16 x 8: 4 per lane.
+  int64_t K = mmaShapeK(S);
+  return {static_cast<unsigned>(16 * K / 32), static_cast<unsigned>(K * 8 / 32), 4};
+}
+
 std::optional<int64_t> asConstInt(const Expr &E) {
   if (E && E->Kind == ExprKind::IntImm)
     return static_cast<const IntImmNode &>(*E).Value;
@@ -344,7 +370,8 @@ void IRVisitor::visit(const Stmt &S) {
   case StmtKind::AsyncCommit:
     return visitAsyncCommit(static_cast<const AsyncCommitNode &>(*S));
   case StmtKind::AsyncWait: return visitAsyncWait(static_cast<const AsyncWaitNode &>(*S));
-  case StmtKind::Call: return visitCallStmt(static_cast<const CallStmtNode &>(*S));
+  case StmtKind::Mma: return visitMma(static_cast<const MmaNode &>(*S));
+  case StmtKind::LdMatrix: return visitLdMatrix(static_cast<const LdMatrixNode &>(*S));
   case StmtKind::Note: return visitNote(static_cast<const NoteNode &>(*S));
   case StmtKind::Launch: return visitLaunch(static_cast<const LaunchNode &>(*S));
   }
@@ -402,10 +429,18 @@ void IRVisitor::visitAsyncCopy(const AsyncCopyNode &N) {
     visit(I);
   for (const Expr &I : N.SrcIndices)
     visit(I);
+  visit(N.Valid);
 }
-void IRVisitor::visitCallStmt(const CallStmtNode &N) {
-  for (const Expr &A : N.Args)
-    visit(A);
+void IRVisitor::visitMma(const MmaNode &N) {
+  for (const auto *Idx : {&N.CIndices, &N.AIndices, &N.BIndices})
+    for (const Expr &I : *Idx)
+      visit(I);
+}
+void IRVisitor::visitLdMatrix(const LdMatrixNode &N) {
+  for (const Expr &I : N.DstIndices)
+    visit(I);
+  for (const Expr &I : N.SrcIndices)
+    visit(I);
 }
 void IRVisitor::visitLaunch(const LaunchNode &N) { visit(N.Body); }
 
@@ -447,7 +482,8 @@ Stmt IRMutator::mutate(const Stmt &S) {
     return visitAsyncCommit(static_cast<const AsyncCommitNode &>(*S), S);
   case StmtKind::AsyncWait:
     return visitAsyncWait(static_cast<const AsyncWaitNode &>(*S), S);
-  case StmtKind::Call: return visitCallStmt(static_cast<const CallStmtNode &>(*S), S);
+  case StmtKind::Mma: return visitMma(static_cast<const MmaNode &>(*S), S);
+  case StmtKind::LdMatrix: return visitLdMatrix(static_cast<const LdMatrixNode &>(*S), S);
   case StmtKind::Note: return visitNote(static_cast<const NoteNode &>(*S), S);
   case StmtKind::Launch: return visitLaunch(static_cast<const LaunchNode &>(*S), S);
   }
@@ -569,17 +605,32 @@ Stmt IRMutator::visitAsyncCopy(const AsyncCopyNode &N, const Stmt &S) {
   std::vector<Expr> DI, SI;
   bool Changed = mutateAll(N.DstIndices, DI);
   Changed |= mutateAll(N.SrcIndices, SI);
-  if (!Changed)
+  Expr Valid = mutate(N.Valid);
+  if (!Changed && Valid == N.Valid)
     return S;
   return std::make_shared<AsyncCopyNode>(N.Dst, std::move(DI), N.Src, std::move(SI),
-                                         N.Elems, N.SrcLine);
+                                         N.Elems, N.SrcLine, std::move(Valid));
 }
 
-Stmt IRMutator::visitCallStmt(const CallStmtNode &N, const Stmt &S) {
-  std::vector<Expr> Args;
-  if (!mutateAll(N.Args, Args))
+Stmt IRMutator::visitMma(const MmaNode &N, const Stmt &S) {
+  std::vector<Expr> CI, AI, BI;
+  bool Changed = mutateAll(N.CIndices, CI);
+  Changed |= mutateAll(N.AIndices, AI);
+  Changed |= mutateAll(N.BIndices, BI);
+  if (!Changed)
     return S;
-  return std::make_shared<CallStmtNode>(N.Name, std::move(Args), N.SrcLine);
+  return std::make_shared<MmaNode>(N.Shape, N.C, std::move(CI), N.A, std::move(AI), N.B,
+                                   std::move(BI), N.SrcLine);
+}
+
+Stmt IRMutator::visitLdMatrix(const LdMatrixNode &N, const Stmt &S) {
+  std::vector<Expr> DI, SI;
+  bool Changed = mutateAll(N.DstIndices, DI);
+  Changed |= mutateAll(N.SrcIndices, SI);
+  if (!Changed)
+    return S;
+  return std::make_shared<LdMatrixNode>(N.Count, N.Trans, N.Dst, std::move(DI), N.Src,
+                                        std::move(SI), N.SrcLine);
 }
 
 Stmt IRMutator::visitLaunch(const LaunchNode &N, const Stmt &S) {

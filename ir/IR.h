@@ -138,10 +138,27 @@ std::optional<MemScope> parseMemScope(llvm::StringRef Name);
 
 enum class BufferRole { Input, Output, Temp };
 
+/// An XOR swizzle of a shared buffer's storage (CuTe's Swizzle<B, M, S>):
+/// the element at row-major offset o is stored at
+///   o ^ (((o >> (Base + Shift)) & (2^Bits - 1)) << Base),
+/// so bits [Base, Base + Bits) of the offset (which 2^Base-element chunk of
+/// a row) are XORed with bits [Base + Shift, ...) (which row). With f16
+/// elements, Base 3 moves whole 16-byte chunks, so a 16-byte copy or an
+/// ldmatrix row stays contiguous. It never changes which elements exist.
+struct Swizzle {
+  unsigned Bits = 0, Base = 0, Shift = 0;
+  explicit operator bool() const { return Bits != 0; }
+  int64_t apply(int64_t Off) const {
+    return Off ^ (((Off >> (Base + Shift)) & ((int64_t(1) << Bits) - 1)) << Base);
+  }
+  bool operator==(const Swizzle &O) const {
+    return Bits == O.Bits && Base == O.Base && Shift == O.Shift;
+  }
+};
+
 /// Row-major storage. The storage extent of dim d is Shape[d] + Padding[d]
-/// (padding exists to move rows to other shared-memory banks). Swizzle, when
-/// nonzero, XORs the element's 16-byte chunk within a row with (row mod
-/// 2^SwizzleBits); it never changes which elements exist.
+/// (padding exists to move rows to other shared-memory banks); a swizzle
+/// (shared buffers only, no padding) permutes elements within the storage.
 struct Buffer {
   std::string Name;
   DType Type = DType::F32;
@@ -149,7 +166,7 @@ struct Buffer {
   MemScope Scope = MemScope::Global;
   BufferRole Role = BufferRole::Temp;
   std::vector<int64_t> Padding; ///< empty, or one entry per dim
-  unsigned SwizzleBits = 0;
+  Swizzle Swz;
   unsigned rank() const { return static_cast<unsigned>(Shape.size()); }
 };
 
@@ -178,7 +195,7 @@ struct Knob {
 
 enum class StmtKind {
   Block, For, If, Let, Store, Allocate, Barrier, AsyncCopy, AsyncCommit,
-  AsyncWait, Call, Note, Launch,
+  AsyncWait, Mma, LdMatrix, Note, Launch,
 };
 
 struct StmtNode {
@@ -264,17 +281,20 @@ struct BarrierNode : StmtNode {
 /// Copies Elems consecutive elements from Src[SrcIndices...] to
 /// Dst[DstIndices...] (along the innermost dimension) asynchronously
 /// (cp.async). The data is visible only after an AsyncWait that retires
-/// the group it was committed in.
+/// the group it was committed in. Where Valid (null: always) is false for a
+/// thread, its copy reads nothing and fills the destination with zeros (the
+/// guarded copy of a tile's edge).
 struct AsyncCopyNode : StmtNode {
   const std::string Dst;
   const std::vector<Expr> DstIndices;
   const std::string Src;
   const std::vector<Expr> SrcIndices;
   const unsigned Elems;
+  const Expr Valid;
   AsyncCopyNode(std::string D, std::vector<Expr> DI, std::string S, std::vector<Expr> SI,
-                unsigned N, unsigned L = 0)
+                unsigned N, unsigned L = 0, Expr V = nullptr)
       : StmtNode(StmtKind::AsyncCopy, L), Dst(std::move(D)), DstIndices(std::move(DI)),
-        Src(std::move(S)), SrcIndices(std::move(SI)), Elems(N) {}
+        Src(std::move(S)), SrcIndices(std::move(SI)), Elems(N), Valid(std::move(V)) {}
 };
 
 /// Closes the current group of async copies (cp.async.commit_group).
@@ -289,14 +309,57 @@ struct AsyncWaitNode : StmtNode {
       : StmtNode(StmtKind::AsyncWait, L), Pending(P) {}
 };
 
-/// A side-effecting intrinsic on buffers, e.g. a tensor-core mma on
-/// fragment buffers: call NAME(args). Arguments are expressions; a buffer
-/// operand is written as a load of its first element (Frag[0, 0]).
-struct CallStmtNode : StmtNode {
-  const std::string Name;
-  const std::vector<Expr> Args;
-  CallStmtNode(std::string N, std::vector<Expr> A, unsigned L = 0)
-      : StmtNode(StmtKind::Call, L), Name(std::move(N)), Args(std::move(A)) {}
+/// The warp-level tensor-core shapes (PTX mma.sync.aligned.mMnNkK).
+/// Operand types: m16n8k16 f16 or bf16 in, f32 accumulators; m16n8k8 f32
+/// operands already rounded to tf32 (cvt.rna), f32 accumulators; m16n8k32
+/// i8 in, i32 accumulators.
+enum class MmaShape { M16N8K16, M16N8K8, M16N8K32 };
+llvm::StringRef mmaShapeName(MmaShape S); // "m16n8k16"
+std::optional<MmaShape> parseMmaShape(llvm::StringRef Name);
+/// The K of a shape (16, 8 or 32); M is 16 and N is 8 for all three.
+int64_t mmaShapeK(MmaShape S);
+/// Elements each lane holds of the A, B and C fragments of S with operands
+/// of type T (ir/IR.md gives which element is which row and column).
+struct MmaFragmentSizes {
+  unsigned A, B, C;
+};
+MmaFragmentSizes mmaFragmentSizes(MmaShape S);
+
+/// C += A * B for one 16 x 8 tile, computed by the 32 lanes of a warp
+/// together (mma.sync). Each lane holds its part of each operand as
+/// consecutive elements of a fragment buffer from the given index on
+/// (row-major, so a fragment may span the innermost dimension); every lane
+/// of the warp must execute it.
+struct MmaNode : StmtNode {
+  const MmaShape Shape;
+  const std::string C, A, B;
+  const std::vector<Expr> CIndices, AIndices, BIndices;
+  MmaNode(MmaShape Sh, std::string C, std::vector<Expr> CI, std::string A,
+          std::vector<Expr> AI, std::string B, std::vector<Expr> BI, unsigned L = 0)
+      : StmtNode(StmtKind::Mma, L), Shape(Sh), C(std::move(C)), A(std::move(A)),
+        B(std::move(B)), CIndices(std::move(CI)), AIndices(std::move(AI)),
+        BIndices(std::move(BI)) {}
+};
+
+/// Loads Count (1, 2 or 4) 8 x 16-byte matrices from shared memory into
+/// the fragments of a warp (ldmatrix.sync.aligned). Lane l gives, in
+/// SrcIndices, the address of row l % 8 of matrix l / 8 (the 16 bytes from
+/// there along the innermost dimension); each lane receives 4 bytes of each
+/// matrix, matrix after matrix, as consecutive elements of Dst from
+/// DstIndices on: row l / 4, bytes 4 * (l % 4)... Trans (16-bit elements
+/// only) gives instead the two elements of column l / 4 in rows
+/// 2 * (l % 4) and 2 * (l % 4) + 1. Every lane of the warp must execute it.
+struct LdMatrixNode : StmtNode {
+  const unsigned Count;
+  const bool Trans;
+  const std::string Dst;
+  const std::vector<Expr> DstIndices;
+  const std::string Src;
+  const std::vector<Expr> SrcIndices;
+  LdMatrixNode(unsigned N, bool T, std::string D, std::vector<Expr> DI, std::string S,
+               std::vector<Expr> SI, unsigned L = 0)
+      : StmtNode(StmtKind::LdMatrix, L), Count(N), Trans(T), Dst(std::move(D)),
+        DstIndices(std::move(DI)), Src(std::move(S)), SrcIndices(std::move(SI)) {}
 };
 
 /// A pass's account of what it did and why ("[tile-contraction] block tile
@@ -345,6 +408,10 @@ struct Func {
   std::vector<std::string> Sizes;
   std::vector<Buffer> Params;
   std::vector<Knob> Schedule; ///< pinned knobs, in order; later entries win
+  /// The oldest GPU generation the kernels must run on, as sm_XY is XY
+  /// (tdslc --arch; the lowest of a list): what the passes may use, such as
+  /// tensor cores from 80 on. A property of the compilation, not printed.
+  unsigned MinSM = 90;
   Stmt Body;
   const Buffer *findParam(llvm::StringRef Name) const;
 };
@@ -424,7 +491,8 @@ protected:
   virtual void visitAsyncCopy(const AsyncCopyNode &N);
   virtual void visitAsyncCommit(const AsyncCommitNode &) {}
   virtual void visitAsyncWait(const AsyncWaitNode &) {}
-  virtual void visitCallStmt(const CallStmtNode &N);
+  virtual void visitMma(const MmaNode &N);
+  virtual void visitLdMatrix(const LdMatrixNode &N);
   virtual void visitNote(const NoteNode &) {}
   virtual void visitLaunch(const LaunchNode &N);
 };
@@ -459,7 +527,8 @@ protected:
   virtual Stmt visitAsyncCopy(const AsyncCopyNode &N, const Stmt &S);
   virtual Stmt visitAsyncCommit(const AsyncCommitNode &, const Stmt &S) { return S; }
   virtual Stmt visitAsyncWait(const AsyncWaitNode &, const Stmt &S) { return S; }
-  virtual Stmt visitCallStmt(const CallStmtNode &N, const Stmt &S);
+  virtual Stmt visitMma(const MmaNode &N, const Stmt &S);
+  virtual Stmt visitLdMatrix(const LdMatrixNode &N, const Stmt &S);
   virtual Stmt visitNote(const NoteNode &, const Stmt &S) { return S; }
   virtual Stmt visitLaunch(const LaunchNode &N, const Stmt &S);
 

@@ -291,7 +291,9 @@ private:
   Stmt parseLet();
   Stmt parseAlloc();
   Stmt parseAsyncCopy();
-  Stmt parseCallStmt();
+  Stmt parseMma();
+  Stmt parseLdMatrix();
+  bool parseArrow();
   bool parseKnob(Knob &K);
   bool parseSchedule(std::vector<Knob> &Knobs);
   Stmt parseLaunch();
@@ -583,7 +585,7 @@ Stmt IRParser::parseBody() {
 
 /// stmt ::= for | if | let | store | alloc | 'barrier' line? | copy
 ///        | 'async_commit' line? | 'async_wait' '(' INT ')' line?
-///        | 'call' ID '(' args? ')' line? | 'note' STRING line? | launch
+///        | mma | ldmatrix | 'note' STRING line? | launch
 Stmt IRParser::parseStmt() {
   if (Failed)
     return nullptr;
@@ -605,8 +607,10 @@ Stmt IRParser::parseStmt() {
     return parseAlloc();
   if (W == "async_copy")
     return parseAsyncCopy();
-  if (W == "call")
-    return parseCallStmt();
+  if (W == "mma")
+    return parseMma();
+  if (W == "ldmatrix")
+    return parseLdMatrix();
   if (W == "launch")
     return parseLaunch();
   if (W == "note") {
@@ -738,7 +742,7 @@ Stmt IRParser::parseLet() {
 }
 
 /// alloc ::= 'alloc' ID ':' DTYPE shape SCOPE ('pad' '[' INT (',' INT)* ']')?
-///           ('swizzle' '(' INT ')')? line? '{' stmt* '}'
+///           ('swizzle' '(' INT ',' INT ',' INT ')')? line? '{' stmt* '}'
 Stmt IRParser::parseAlloc() {
   next();
   Buffer B;
@@ -776,7 +780,9 @@ Stmt IRParser::parseAlloc() {
   }
   if (isWord("swizzle")) {
     next();
-    if (!expect(Tok::LParen, "'('") || !parseUInt(B.SwizzleBits, "a swizzle width") ||
+    if (!expect(Tok::LParen, "'('") || !parseUInt(B.Swz.Bits, "a swizzle width") ||
+        !expect(Tok::Comma, "','") || !parseUInt(B.Swz.Base, "a swizzle base") ||
+        !expect(Tok::Comma, "','") || !parseUInt(B.Swz.Shift, "a swizzle shift") ||
         !expect(Tok::RParen, "')'"))
       return nullptr;
   }
@@ -804,39 +810,86 @@ bool IRParser::parseIndexedBuffer(std::string &Name, std::vector<Expr> &Indices)
          checkRank(Info, Indices.size(), Loc);
 }
 
-/// copy ::= 'async_copy' ID '[' exprs ']' '<-' ID '[' exprs ']' 'x' INT line?
+/// '<-', two tokens so that "a<-b" in an expression still means a < -b.
+bool IRParser::parseArrow() {
+  const char *LtPos = Cur.Text.data();
+  if (!expect(Tok::Lt, "'<-'"))
+    return false;
+  if (!is(Tok::Minus) || Cur.Text.data() != LtPos + 1)
+    return error(llvm::SMLoc::getFromPointer(LtPos), "expected '<-'");
+  next();
+  return true;
+}
+
+/// copy ::= 'async_copy' ID '[' exprs ']' '<-' ID '[' exprs ']' 'x' INT
+///          ('when' '(' expr ')')? line?
 Stmt IRParser::parseAsyncCopy() {
   next();
   std::string Dst, Src;
   std::vector<Expr> DI, SI;
-  if (!parseIndexedBuffer(Dst, DI))
+  if (!parseIndexedBuffer(Dst, DI) || !parseArrow())
     return nullptr;
-  // '<-' is two tokens so that "a<-b" in an expression still means a < -b.
-  const char *LtPos = Cur.Text.data();
-  if (!expect(Tok::Lt, "'<-'"))
+  unsigned Elems, Line;
+  if (!parseIndexedBuffer(Src, SI) || !expectWord("x") ||
+      !parseUInt(Elems, "an element count"))
     return nullptr;
-  if (!is(Tok::Minus) || Cur.Text.data() != LtPos + 1) {
-    error(llvm::SMLoc::getFromPointer(LtPos), "expected '<-'");
+  Expr Valid;
+  if (isWord("when")) {
+    next();
+    if (!expect(Tok::LParen, "'('") || !(Valid = parseExpr()) || !expect(Tok::RParen, "')'"))
+      return nullptr;
+  }
+  if (!parseLine(Line))
+    return nullptr;
+  return std::make_shared<AsyncCopyNode>(Dst, std::move(DI), Src, std::move(SI), Elems, Line,
+                                         std::move(Valid));
+}
+
+/// mma ::= 'mma' SHAPE ID '[' exprs ']' '+' '=' ID '[' exprs ']' '*' ID '[' exprs ']' line?
+Stmt IRParser::parseMma() {
+  next();
+  llvm::SMLoc Loc = Cur.loc();
+  std::string ShapeName;
+  if (!parseName(ShapeName, "an mma shape"))
+    return nullptr;
+  std::optional<MmaShape> Shape = parseMmaShape(ShapeName);
+  if (!Shape) {
+    error(Loc, "unknown mma shape '" + ShapeName + "' (m16n8k16, m16n8k8 or m16n8k32)");
+    return nullptr;
+  }
+  std::string C, A, B;
+  std::vector<Expr> CI, AI, BI;
+  unsigned Line;
+  if (!parseIndexedBuffer(C, CI) || !expect(Tok::Plus, "'+='") ||
+      !expect(Tok::Assign, "'+='") || !parseIndexedBuffer(A, AI) ||
+      !expect(Tok::Star, "'*'") || !parseIndexedBuffer(B, BI) || !parseLine(Line))
+    return nullptr;
+  return std::make_shared<MmaNode>(*Shape, C, std::move(CI), A, std::move(AI), B, std::move(BI),
+                                   Line);
+}
+
+/// ldmatrix ::= 'ldmatrix' ('x1' | 'x2' | 'x4') 'trans'? ID '[' exprs ']' '<-'
+///              ID '[' exprs ']' line?
+Stmt IRParser::parseLdMatrix() {
+  next();
+  llvm::SMLoc Loc = Cur.loc();
+  unsigned Count = isWord("x1") ? 1 : isWord("x2") ? 2 : isWord("x4") ? 4 : 0;
+  if (!Count) {
+    error(Loc, "expected 'x1', 'x2' or 'x4', found " + describe(Cur));
     return nullptr;
   }
   next();
-  unsigned Elems, Line;
-  if (!parseIndexedBuffer(Src, SI) || !expectWord("x") ||
-      !parseUInt(Elems, "an element count") || !parseLine(Line))
-    return nullptr;
-  return std::make_shared<AsyncCopyNode>(Dst, std::move(DI), Src, std::move(SI), Elems, Line);
-}
-
-/// 'call' ID '(' args? ')' line?
-Stmt IRParser::parseCallStmt() {
-  next();
-  std::string Name;
-  std::vector<Expr> Args;
+  bool Trans = isWord("trans");
+  if (Trans)
+    next();
+  std::string Dst, Src;
+  std::vector<Expr> DI, SI;
   unsigned Line;
-  if (!parseName(Name, "an intrinsic name") || !expect(Tok::LParen, "'('") ||
-      !parseExprList(Tok::RParen, "')'", Args) || !parseLine(Line))
+  if (!parseIndexedBuffer(Dst, DI) || !parseArrow() || !parseIndexedBuffer(Src, SI) ||
+      !parseLine(Line))
     return nullptr;
-  return std::make_shared<CallStmtNode>(Name, std::move(Args), Line);
+  return std::make_shared<LdMatrixNode>(Count, Trans, Dst, std::move(DI), Src, std::move(SI),
+                                        Line);
 }
 
 /// store ::= ID ('[' expr (',' expr)* ']')? '=' expr line?
@@ -1147,7 +1200,7 @@ Expr IRParser::parsePrimary() {
 bool isReservedIRWord(llvm::StringRef Name) {
   static const llvm::StringSet<> Words = {
       "func", "for", "in", "if", "else", "let", "alloc", "barrier", "async_copy",
-      "async_commit", "async_wait", "call", "note", "launch", "min", "max"};
+      "async_commit", "async_wait", "mma", "ldmatrix", "note", "launch", "min", "max"};
   return Words.count(Name) || tdsl::parseDType(Name) || parseIntrinsic(Name) ||
          isFloatLiteralWord(Name);
 }

@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ir/Interpreter.h"
+#include "ir/Fragment.h"
 #include "ir/Launch.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -218,12 +219,14 @@ struct CStmt {
   bool Host = false; ///< walked by execHost (contains a launch)
   ForKind Loop = ForKind::Serial;
   unsigned Slot = 0;                ///< variable (For, Let) or buffer (Store, Allocate, copy dst)
-  unsigned SrcSlot = 0;             ///< async_copy source
+  unsigned SrcSlot = 0;             ///< async_copy and ldmatrix source; mma A
+  unsigned Slot3 = 0;               ///< mma B
   unsigned Count = 0;               ///< async_copy elements, async_wait pending groups
   CExpr *A = nullptr;               ///< For min, If cond, Let and Store value
   CExpr *B = nullptr;               ///< For extent
-  std::vector<CExpr *> Idx, SrcIdx; ///< indices; Allocate: its shape
-  std::vector<const Value *> IdxVals, SrcIdxVals;
+  std::vector<CExpr *> Idx, SrcIdx, Idx3; ///< indices; Allocate: its shape
+  std::vector<const Value *> IdxVals, SrcIdxVals, Idx3Vals;
+  CExpr *Cond = nullptr; ///< async_copy: Valid
   std::vector<CStmt *> Body;        ///< Block: all; For/Let/Allocate: one; If: then, else
   CExpr *Grid[3] = {};              ///< a launch: blocks along x, y, z
   int64_t BlockDim[3] = {1, 1, 1};  ///< a launch: threads along x, y, z
@@ -250,6 +253,7 @@ struct BufferState {
   bool PerLane = false; ///< register and fragment: one instance per thread
   bool Tracked = false; ///< shared and global, when checking races
   bool AsyncDst = false;
+  Swizzle Swz; ///< invisible to loads and stores; multi-element accesses stay in a chunk
   std::vector<CExpr *> ShapeExprs; ///< parameters
   bool Param = false;              ///< a tensor passed in (see ParamByteOffset)
   unsigned Rank = 0;
@@ -339,6 +343,12 @@ private:
   bool execFor(CStmt &S, const LaneList &Act);
   bool execStore(CStmt &S, const LaneList &Act);
   bool execAsyncCopy(CStmt &S, const LaneList &Act);
+  bool execMma(CStmt &S, const LaneList &Act);
+  bool execLdMatrix(CStmt &S, const LaneList &Act);
+  bool wholeWarps(const LaneList &Act, const char *What);
+  bool fragmentRange(BufferState &B, const std::vector<const Value *> &Idx, uint32_t L,
+                     unsigned N, const char *What, int64_t &Off);
+  bool inOneChunk(const BufferState &B, int64_t Off, int64_t N, uint32_t L, const char *What);
   bool retire(const std::vector<uint32_t> &Group);
   bool allocate(CStmt &S, const LaneList &Act);
   void dropPendingCopies();
@@ -504,6 +514,7 @@ unsigned Interpreter::addBuffer(const Buffer &B) {
   S.PerLane = B.Scope == MemScope::Register || B.Scope == MemScope::Fragment;
   S.Tracked = Opts.CheckRaces && !S.PerLane;
   S.Rank = B.rank();
+  S.Swz = B.Swz;
   BufScope[B.Name].push_back(Slot);
   return Slot;
 }
@@ -717,7 +728,43 @@ CStmt *Interpreter::compileStmt(const Stmt &S, bool Host) {
     C.IdxVals.resize(C.Idx.size());
     C.SrcIdxVals.resize(C.SrcIdx.size());
     C.Count = N.Elems;
+    if (N.Valid)
+      C.Cond = compileExpr(N.Valid);
     Buffers[C.Slot].AsyncDst = true;
+    break;
+  }
+  case StmtKind::Mma: {
+    const auto &N = static_cast<const MmaNode &>(*S);
+    auto Operand = [&](const std::string &Name, const std::vector<Expr> &Idx, unsigned &Slot,
+                       std::vector<CExpr *> &Out, std::vector<const Value *> &Vals) {
+      if (auto Found = lookupBuffer(Name, Idx.size(), "mma on"))
+        Slot = *Found;
+      for (const Expr &I : Idx)
+        Out.push_back(compileExpr(I));
+      Vals.resize(Out.size());
+    };
+    Operand(N.C, N.CIndices, C.Slot, C.Idx, C.IdxVals);
+    Operand(N.A, N.AIndices, C.SrcSlot, C.SrcIdx, C.SrcIdxVals);
+    Operand(N.B, N.BIndices, C.Slot3, C.Idx3, C.Idx3Vals);
+    break;
+  }
+  case StmtKind::LdMatrix: {
+    const auto &N = static_cast<const LdMatrixNode &>(*S);
+    if (N.SrcIndices.empty()) {
+      fail("ldmatrix needs an indexed source (its rows run along the innermost dimension)");
+      break;
+    }
+    if (auto Slot = lookupBuffer(N.Dst, N.DstIndices.size(), "ldmatrix to"))
+      C.Slot = *Slot;
+    if (auto Slot = lookupBuffer(N.Src, N.SrcIndices.size(), "ldmatrix from"))
+      C.SrcSlot = *Slot;
+    for (const Expr &I : N.DstIndices)
+      C.Idx.push_back(compileExpr(I));
+    for (const Expr &I : N.SrcIndices)
+      C.SrcIdx.push_back(compileExpr(I));
+    C.IdxVals.resize(C.Idx.size());
+    C.SrcIdxVals.resize(C.SrcIdx.size());
+    C.Count = N.Count;
     break;
   }
   case StmtKind::AsyncWait: C.Count = static_cast<const AsyncWaitNode &>(*S).Pending; break;
@@ -746,7 +793,6 @@ CStmt *Interpreter::compileStmt(const Stmt &S, bool Host) {
   }
   case StmtKind::Barrier:
   case StmtKind::AsyncCommit:
-  case StmtKind::Call:
   case StmtKind::Note: break;
   }
   return &C;
@@ -985,9 +1031,8 @@ bool Interpreter::execStmt(CStmt &S, const LaneList &Act) {
     }
     return true;
   case StmtKind::Launch: return exec(*S.Body[0], Act);
-  case StmtKind::Call:
-    return fail("intrinsic '" + static_cast<const CallStmtNode &>(*S.Node).Name +
-                "' is not supported by the interpreter");
+  case StmtKind::Mma: return execMma(S, Act);
+  case StmtKind::LdMatrix: return execLdMatrix(S, Act);
   case StmtKind::Note: return true;
   }
   return true;
@@ -1191,32 +1236,208 @@ bool Interpreter::execAsyncCopy(CStmt &S, const LaneList &Act) {
   if (!Dst.Live || !Src.Live)
     return fail("async_copy between " + Dst.Name + " and " + Src.Name +
                 " outside their allocations");
-  if (!evalIndices(S.Idx, S.IdxVals, Act) || !evalIndices(S.SrcIdx, S.SrcIdxVals, Act))
+  const Value *Valid = S.Cond ? eval(*S.Cond, Act) : nullptr;
+  if ((S.Cond && !Valid) || !evalIndices(S.Idx, S.IdxVals, Act) ||
+      !evalIndices(S.SrcIdx, S.SrcIdxVals, Act))
     return false;
   // The source is read now; the destination changes at the async_wait that
-  // retires the group (until then accessing it is an error).
-  for (uint32_t L : Act)
+  // retires the group (until then accessing it is an error). A lane whose
+  // condition is false reads nothing and fills with zeros.
+  for (uint32_t L : Act) {
+    bool Reads = !Valid || truthy(Valid[L], S.Cond->Type);
     for (int64_t K = 0; K < S.Count; ++K) {
-      int64_t SrcOff, DstOff;
-      if (!linearIndex(Src, S.SrcIdxVals, L, K, SrcOff))
+      int64_t SrcOff = 0, DstOff;
+      if (Reads && !linearIndex(Src, S.SrcIdxVals, L, K, SrcOff))
         return outOfBounds("async_copy source", Src, S.SrcIdxVals, L, K);
       if (!linearIndex(Dst, S.IdxVals, L, K, DstOff))
         return outOfBounds("async_copy destination", Dst, S.IdxVals, L, K);
-      int64_t SrcPos = position(Src, SrcOff, L), DstPos = position(Dst, DstOff, L);
-      if (!checkRead(Src, SrcOff, SrcPos, L))
+      if (K == 0 && !inOneChunk(Dst, DstOff, S.Count, L, "async_copy"))
         return false;
+      int64_t DstPos = position(Dst, DstOff, L);
+      Value V{};
+      if (Reads) {
+        int64_t SrcPos = position(Src, SrcOff, L);
+        if (!checkRead(Src, SrcOff, SrcPos, L))
+          return false;
+        V = Src.Data[SrcPos];
+        if (Src.Type != Dst.Type)
+          V = castValue(V, Src.Type, Dst.Type);
+      } else {
+        V = fromDouble(0.0, Dst.Type);
+      }
       // The copy may land any time until the wait: it races with accesses
       // by other threads both now and at the wait.
       if (!checkWrite(Dst, DstOff, DstPos, L))
         return false;
-      Value V = Src.Data[SrcPos];
-      if (Src.Type != Dst.Type)
-        V = castValue(V, Src.Type, Dst.Type);
       Async[L].Open.push_back(static_cast<uint32_t>(Copies.size()));
       Copies.push_back({S.Slot, Dst.Gen, DstOff, DstPos, V, L, false});
       ++Dst.Pending[DstPos];
       AnyAsync = true;
     }
+  }
+  return true;
+}
+
+/// A swizzle keeps chunks of 2^Base elements together: an access of N
+/// consecutive elements (a 16-byte copy, an ldmatrix row) must not cross
+/// one, or the hardware would read other elements than the IR names.
+bool Interpreter::inOneChunk(const BufferState &B, int64_t Off, int64_t N, uint32_t L,
+                             const char *What) {
+  if (!B.Swz || N < 2 || (Off >> B.Swz.Base) == ((Off + N - 1) >> B.Swz.Base))
+    return true;
+  return fail(std::string(What) + " of " + std::to_string(N) + " elements from " +
+              elementStr(B, Off) + " " + whereStr(L) + " crosses a chunk of " +
+              std::to_string(int64_t(1) << B.Swz.Base) + " elements of its swizzle");
+}
+
+/// mma and ldmatrix are executed by whole warps: each lane supplies part of
+/// the operands of all.
+bool Interpreter::wholeWarps(const LaneList &Act, const char *What) {
+  if (W % WarpSize)
+    return fail(std::string(What) + " in a block of " + std::to_string(W) +
+                " threads, not whole warps");
+  for (size_t I = 0; I < Act.size(); I += WarpSize) {
+    uint32_t Base = Act[I] - Act[I] % WarpSize;
+    for (uint32_t K = 0; K < WarpSize; ++K)
+      if (I + K >= Act.size() || Act[I + K] != Base + K)
+        return fail(std::string(What) + " in divergent control flow: lane " +
+                    std::to_string(K) + " of the warp of thread " + threadStr(Base) +
+                    " of block " + blockStr() + " does not execute it");
+  }
+  return true;
+}
+
+/// The flat offset of N consecutive per-lane elements of B from Idx on.
+bool Interpreter::fragmentRange(BufferState &B, const std::vector<const Value *> &Idx, uint32_t L,
+                                unsigned N, const char *What, int64_t &Off) {
+  if (!B.Live)
+    return fail(std::string(What) + " " + B.Name + " outside its allocation");
+  if (!linearIndex(B, Idx, L, 0, Off))
+    return outOfBounds(What, B, Idx, L);
+  if (Off + N > B.NumElems)
+    return fail(std::string("out-of-bounds ") + What + " " + accessStr(B, Idx, L, 0) + ": it " +
+                "takes " + std::to_string(N) + " elements from there, the buffer has " +
+                std::to_string(B.NumElems - Off) + " left, " + whereStr(L));
+  return true;
+}
+
+bool Interpreter::execMma(CStmt &S, const LaneList &Act) {
+  const auto &N = static_cast<const MmaNode &>(*S.Node);
+  if (!wholeWarps(Act, "mma"))
+    return false;
+  BufferState &C = Buffers[S.Slot], &A = Buffers[S.SrcSlot], &B = Buffers[S.Slot3];
+  if (!evalIndices(S.Idx, S.IdxVals, Act) || !evalIndices(S.SrcIdx, S.SrcIdxVals, Act) ||
+      !evalIndices(S.Idx3, S.Idx3Vals, Act))
+    return false;
+  MmaFragmentSizes Sz = mmaFragmentSizes(N.Shape);
+  int64_t K = mmaShapeK(N.Shape);
+  bool IntAcc = holdsInt(C.Type);
+  for (size_t W0 = 0; W0 < Act.size(); W0 += WarpSize) {
+    // Gather the warp's operands as whole matrices, then write D = A B + C.
+    std::vector<double> MA(16 * K), MB(K * 8), MC(16 * 8);
+    int64_t COff[WarpSize];
+    for (uint32_t Lane = 0; Lane < WarpSize; ++Lane) {
+      uint32_t L = Act[W0 + Lane];
+      int64_t AOff, BOff;
+      if (!fragmentRange(A, S.SrcIdxVals, L, Sz.A, "mma operand", AOff) ||
+          !fragmentRange(B, S.Idx3Vals, L, Sz.B, "mma operand", BOff) ||
+          !fragmentRange(C, S.IdxVals, L, Sz.C, "mma accumulator", COff[Lane]))
+        return false;
+      auto Read = [&](BufferState &Buf, int64_t Off, MmaOperand Op, unsigned I,
+                      std::vector<double> &M, int64_t Cols) {
+        int64_t Pos = position(Buf, Off + I, L);
+        if (!checkRead(Buf, Off + I, Pos, L))
+          return false;
+        FragmentPos P = fragmentPos(N.Shape, Op, Lane, I);
+        M[P.Row * Cols + P.Col] = toDouble(Buf.Data[Pos], Buf.Type);
+        return true;
+      };
+      for (unsigned I = 0; I < Sz.A; ++I)
+        if (!Read(A, AOff, MmaOperand::A, I, MA, K))
+          return false;
+      for (unsigned I = 0; I < Sz.B; ++I)
+        if (!Read(B, BOff, MmaOperand::B, I, MB, 8))
+          return false;
+      for (unsigned I = 0; I < Sz.C; ++I)
+        if (!Read(C, COff[Lane], MmaOperand::C, I, MC, 8))
+          return false;
+    }
+    // Products of f16, bf16 and tf32 values are exact in double, and so are
+    // their sums here; the one rounding to f32 makes sums of small integers
+    // exact, as on the GPU (whose order of additions is unspecified).
+    for (uint32_t Lane = 0; Lane < WarpSize; ++Lane) {
+      uint32_t L = Act[W0 + Lane];
+      for (unsigned I = 0; I < Sz.C; ++I) {
+        FragmentPos P = fragmentPos(N.Shape, MmaOperand::C, Lane, I);
+        int64_t Pos = position(C, COff[Lane] + I, L);
+        Value V;
+        if (IntAcc) {
+          int64_t Sum = static_cast<int64_t>(MC[P.Row * 8 + P.Col]);
+          for (int64_t Kk = 0; Kk < K; ++Kk)
+            Sum += static_cast<int64_t>(MA[P.Row * K + Kk]) *
+                   static_cast<int64_t>(MB[Kk * 8 + P.Col]);
+          V.I = wrapInt(static_cast<uint64_t>(Sum), C.Type);
+        } else {
+          double Sum = MC[P.Row * 8 + P.Col];
+          for (int64_t Kk = 0; Kk < K; ++Kk)
+            Sum += MA[P.Row * K + Kk] * MB[Kk * 8 + P.Col];
+          V = fromDouble(Sum, C.Type);
+        }
+        C.Data[Pos] = V;
+        C.InitGen[Pos] = C.Gen;
+      }
+    }
+  }
+  return true;
+}
+
+bool Interpreter::execLdMatrix(CStmt &S, const LaneList &Act) {
+  const auto &N = static_cast<const LdMatrixNode &>(*S.Node);
+  if (!wholeWarps(Act, "ldmatrix"))
+    return false;
+  BufferState &D = Buffers[S.Slot], &Src = Buffers[S.SrcSlot];
+  if (!Src.Live)
+    return fail("ldmatrix from " + Src.Name + " outside its allocation");
+  if (!evalIndices(S.Idx, S.IdxVals, Act) || !evalIndices(S.SrcIdx, S.SrcIdxVals, Act))
+    return false;
+  int64_t Bytes = dtypeBytes(Src.Type), PerRow = 16 / Bytes, PerLane = 4 / Bytes;
+  for (size_t W0 = 0; W0 < Act.size(); W0 += WarpSize) {
+    // Rows[M][R]: the 16 bytes of row R of matrix M, from the lane that
+    // gave its address.
+    std::vector<Value> Rows(size_t(S.Count) * 8 * PerRow);
+    for (uint32_t Lane = 0; Lane < S.Count * 8; ++Lane) {
+      uint32_t L = Act[W0 + Lane];
+      int64_t Off;
+      for (int64_t E = 0; E < PerRow; ++E) {
+        if (!linearIndex(Src, S.SrcIdxVals, L, E, Off))
+          return outOfBounds("ldmatrix row", Src, S.SrcIdxVals, L, E);
+        if (E == 0 && !inOneChunk(Src, Off, PerRow, L, "ldmatrix row"))
+          return false;
+        int64_t Pos = position(Src, Off, L);
+        if (!checkRead(Src, Off, Pos, L))
+          return false;
+        Rows[Lane * PerRow + E] = Src.Data[Pos];
+      }
+    }
+    for (uint32_t Lane = 0; Lane < WarpSize; ++Lane) {
+      uint32_t L = Act[W0 + Lane];
+      int64_t Off;
+      if (!fragmentRange(D, S.IdxVals, L, S.Count * PerLane, "ldmatrix destination", Off))
+        return false;
+      for (unsigned M = 0; M < S.Count; ++M)
+        for (int64_t E = 0; E < PerLane; ++E) {
+          // Without trans: row Lane / 4, the lane's 4 bytes of it. With
+          // trans (16-bit elements): column Lane / 4, rows 2 (Lane % 4) + E.
+          int64_t Row = N.Trans ? 2 * (Lane % 4) + E : Lane / 4;
+          int64_t Col = N.Trans ? Lane / 4 : (Lane % 4) * PerLane + E;
+          int64_t Pos = position(D, Off + M * PerLane + E, L);
+          if (!checkWrite(D, Off + M * PerLane + E, Pos, L))
+            return false;
+          D.Data[Pos] = Rows[(M * 8 + Row) * PerRow + Col];
+          D.InitGen[Pos] = D.Gen;
+        }
+    }
+  }
   return true;
 }
 

@@ -302,8 +302,8 @@ void Printer::printStmt(const Stmt &S, unsigned Indent) {
         OS << (I ? ", " : "") << B.Padding[I];
       OS << ']';
     }
-    if (B.SwizzleBits)
-      OS << " swizzle(" << B.SwizzleBits << ')';
+    if (B.Swz)
+      OS << " swizzle(" << B.Swz.Bits << ", " << B.Swz.Base << ", " << B.Swz.Shift << ')';
     printLine(N);
     printBody(N.Body, Indent);
     break;
@@ -323,6 +323,31 @@ void Printer::printStmt(const Stmt &S, unsigned Indent) {
     OS << " <- " << name(N.Src);
     printShape(N.SrcIndices);
     OS << " x " << N.Elems;
+    if (N.Valid) {
+      OS << " when (";
+      printExpr(N.Valid);
+      OS << ')';
+    }
+    printLine(N);
+    break;
+  }
+  case StmtKind::Mma: {
+    const auto &N = static_cast<const MmaNode &>(*S);
+    OS << "mma " << mmaShapeName(N.Shape) << ' ' << name(N.C);
+    printShape(N.CIndices);
+    OS << " += " << name(N.A);
+    printShape(N.AIndices);
+    OS << " * " << name(N.B);
+    printShape(N.BIndices);
+    printLine(N);
+    break;
+  }
+  case StmtKind::LdMatrix: {
+    const auto &N = static_cast<const LdMatrixNode &>(*S);
+    OS << "ldmatrix x" << N.Count << (N.Trans ? " trans " : " ") << name(N.Dst);
+    printShape(N.DstIndices);
+    OS << " <- " << name(N.Src);
+    printShape(N.SrcIndices);
     printLine(N);
     break;
   }
@@ -340,14 +365,6 @@ void Printer::printStmt(const Stmt &S, unsigned Indent) {
     printKnobs(N.Knobs);
     printLine(N);
     printBody(N.Body, Indent);
-    break;
-  }
-  case StmtKind::Call: {
-    const auto &N = static_cast<const CallStmtNode &>(*S);
-    OS << "call " << N.Name << '(';
-    printExprs(N.Args);
-    OS << ')';
-    printLine(N);
     break;
   }
   }

@@ -128,6 +128,11 @@ private:
   void checkNewVar(const std::string &Name, const char *What, const Stmt &S);
   void checkIndices(const Buffer &B, const std::vector<Expr> &Indices, const Expr &E,
                     const Stmt &S);
+  void checkSwizzle(const Buffer &B, const Stmt &S);
+  void checkMma(const MmaNode &N, const Stmt &S);
+  void checkLdMatrix(const LdMatrixNode &N, const Stmt &S);
+  const Buffer *checkFragment(const std::string &Name, const std::vector<Expr> &Indices,
+                              const Stmt &S, const char *Role);
   const Buffer *checkBufferAccess(const std::string &Name, const std::vector<Expr> &Indices,
                                   const Stmt &S, const Expr &E = nullptr);
 
@@ -450,6 +455,8 @@ void Verifier::checkAllocate(const AllocateNode &N, const Stmt &S) {
   for (int64_t P : B.Padding)
     if (P < 0)
       fail("buffer '" + B.Name + "' has negative padding " + llvm::Twine(P), S);
+  if (B.Swz)
+    checkSwizzle(B, S);
   if (B.Scope == MemScope::Shared && !BlockDepth &&
       !containsLoop(N.Body, isBlockLoop))
     fail("shared buffer '" + B.Name +
@@ -458,6 +465,86 @@ void Verifier::checkAllocate(const AllocateNode &N, const Stmt &S) {
   Buffers.push_back(&B);
   checkStmt(N.Body);
   Buffers.pop_back();
+}
+
+/// A swizzle permutes the elements of one shared buffer of constant shape
+/// among themselves: its bit ranges must not overlap, and the storage must
+/// hold whole periods of it.
+void Verifier::checkSwizzle(const Buffer &B, const Stmt &S) {
+  const Swizzle &W = B.Swz;
+  if (B.Scope != MemScope::Shared || !B.Padding.empty()) {
+    fail("swizzled buffer '" + B.Name + "' must be a shared buffer without padding", S);
+    return;
+  }
+  if (W.Shift < W.Bits || W.Base + W.Shift + W.Bits > 30) {
+    fail("swizzle(" + llvm::Twine(W.Bits) + ", " + llvm::Twine(W.Base) + ", " +
+             llvm::Twine(W.Shift) + ") of '" + B.Name +
+             "' needs a shift of at least its width and fewer than 31 bits",
+         S);
+    return;
+  }
+  int64_t Elems = 1;
+  for (const Expr &D : B.Shape) {
+    std::optional<int64_t> C = asConstInt(D);
+    Elems *= C ? *C : 0;
+  }
+  int64_t Period = int64_t(1) << (W.Base + W.Shift + W.Bits);
+  if (Elems <= 0 || Elems % Period)
+    fail("swizzled buffer '" + B.Name + "' of " + llvm::Twine(Elems) +
+             " elements is not a multiple of the swizzle's period of " + llvm::Twine(Period),
+         S);
+}
+
+const Buffer *Verifier::checkFragment(const std::string &Name, const std::vector<Expr> &Indices,
+                                      const Stmt &S, const char *Role) {
+  const Buffer *B = checkBufferAccess(Name, Indices, S);
+  if (B && B->Scope != MemScope::Fragment)
+    fail(llvm::Twine(Role) + " '" + Name + "' must be a fragment buffer, not " +
+             memScopeName(B->Scope),
+         S);
+  return B;
+}
+
+/// The operand types of each shape, as PTX has them (IR.h, MmaShape).
+void Verifier::checkMma(const MmaNode &N, const Stmt &S) {
+  if (!Launch)
+    fail("mma outside a launch", S);
+  const Buffer *C = checkFragment(N.C, N.CIndices, S, "mma accumulator");
+  const Buffer *A = checkFragment(N.A, N.AIndices, S, "mma operand");
+  const Buffer *B = checkFragment(N.B, N.BIndices, S, "mma operand");
+  if (!A || !B || !C)
+    return;
+  DType In = A->Type, Acc = C->Type;
+  bool Ok = In == B->Type;
+  switch (N.Shape) {
+  case MmaShape::M16N8K16: Ok &= (In == DType::F16 || In == DType::BF16) && Acc == DType::F32; break;
+  case MmaShape::M16N8K8: Ok &= In == DType::TF32 && Acc == DType::F32; break;
+  case MmaShape::M16N8K32: Ok &= In == DType::I8 && Acc == DType::I32; break;
+  }
+  if (!Ok)
+    fail("mma " + mmaShapeName(N.Shape) + " does not take " + dtypeName(A->Type) + " x " +
+             dtypeName(B->Type) + " into " + dtypeName(C->Type) +
+             " (m16n8k16: f16 or bf16 into f32; m16n8k8: tf32 into f32; m16n8k32: i8 into i32)",
+         S);
+}
+
+void Verifier::checkLdMatrix(const LdMatrixNode &N, const Stmt &S) {
+  if (!Launch)
+    fail("ldmatrix outside a launch", S);
+  if (N.Count != 1 && N.Count != 2 && N.Count != 4)
+    fail("ldmatrix of " + llvm::Twine(N.Count) + " matrices (1, 2 or 4)", S);
+  const Buffer *D = checkFragment(N.Dst, N.DstIndices, S, "ldmatrix destination");
+  const Buffer *Src = checkBufferAccess(N.Src, N.SrcIndices, S);
+  if (!D || !Src)
+    return;
+  if (Src->Scope != MemScope::Shared)
+    fail("ldmatrix source '" + N.Src + "' must be a shared buffer", S);
+  if (D->Type != Src->Type)
+    fail("ldmatrix from " + dtypeName(Src->Type) + " into " + dtypeName(D->Type), S);
+  if (N.Trans && dtypeBytes(Src->Type) != 2)
+    fail("ldmatrix trans moves 16-bit elements, not " + dtypeName(Src->Type), S);
+  if (dtypeBytes(Src->Type) > 4 || Src->Type == DType::Bool)
+    fail("ldmatrix of " + dtypeName(Src->Type) + " elements", S);
 }
 
 /// Every thread of the block must reach a barrier; a thread loop narrower
@@ -539,15 +626,15 @@ void Verifier::checkStmt(const Stmt &S) {
       fail("async_copy between buffers of different dtypes (" + dtypeName(Src->Type) +
                " to " + dtypeName(D->Type) + ")",
            S);
+    if (N.Valid) {
+      checkExpr(N.Valid);
+      if (N.Valid->Type != DType::Bool)
+        fail("async_copy condition '" + toString(N.Valid) + "' must be a comparison", S);
+    }
     break;
   }
-  case StmtKind::Call: {
-    const auto &N = static_cast<const CallStmtNode &>(*S);
-    checkName(N.Name, "intrinsic");
-    for (const Expr &A : N.Args)
-      checkExpr(A);
-    break;
-  }
+  case StmtKind::Mma: checkMma(static_cast<const MmaNode &>(*S), S); break;
+  case StmtKind::LdMatrix: checkLdMatrix(static_cast<const LdMatrixNode &>(*S), S); break;
   case StmtKind::Note: {
     // The printer writes the text between quotes, with no escapes.
     const std::string &T = static_cast<const NoteNode &>(*S).Text;
@@ -577,7 +664,7 @@ std::vector<std::string> Verifier::run() {
       fail("parameter '" + B.Name + "' declared twice");
     if (B.Role == BufferRole::Temp)
       fail("parameter '" + B.Name + "' is neither an input nor an output");
-    if (B.Scope != MemScope::Global || !B.Padding.empty() || B.SwizzleBits)
+    if (B.Scope != MemScope::Global || !B.Padding.empty() || B.Swz)
       fail("parameter '" + B.Name + "' must be a plain global buffer");
     for (const Expr &D : B.Shape) {
       checkExpr(D); // only size symbols are in scope here

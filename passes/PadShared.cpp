@@ -50,7 +50,6 @@ struct BufferUse {
   /// The padding must be a multiple of this: the widest access, also
   /// counting those left out (their rows must stay aligned all the same).
   int64_t Align = 1;
-  bool UsedByCall = false;
 };
 
 int64_t floorDiv(int64_t A, int64_t B) { return A / B - (A % B != 0 && (A < 0) != (B < 0)); }
@@ -157,11 +156,17 @@ public:
       record(N.Src, "async copy from", N.SrcIndices, N.Elems);
       return;
     }
-    case StmtKind::Call:
-      for (const Expr &A : static_cast<const CallStmtNode &>(*S).Args)
-        forEachTrackedLoad(A,
-                           [&](const LoadNode &N) { Uses[Tracked[N.Buffer]].UsedByCall = true; });
+    case StmtKind::LdMatrix: {
+      // Each lane reads one 16-byte row, a quarter of the warp per phase:
+      // the banks see it as a 16-byte load by every lane.
+      const auto &N = static_cast<const LdMatrixNode &>(*S);
+      for (const Expr &I : N.SrcIndices)
+        scan(I);
+      auto It = Tracked.find(N.Src);
+      if (It != Tracked.end())
+        record(N.Src, "ldmatrix from", N.SrcIndices, 16 / dtypeBytes(It->second->Buf.Type));
       return;
+    }
     default: return;
     }
   }
@@ -323,17 +328,13 @@ std::optional<Choice> choosePadding(const AllocateNode &N, const BufferUse &U, c
   const Buffer &B = N.Buf;
   unsigned Line = N.SrcLine;
   const std::string &Name = B.Name;
-  if (!B.Padding.empty() || B.SwizzleBits || B.rank() < 2)
+  if (!B.Padding.empty() || B.Swz || B.rank() < 2)
     return std::nullopt; // decided already, or no rows to move
   for (const Expr &D : B.Shape)
     if (!asConstInt(simplifyExpr(D))) {
       remark(PassName, Line, Name + ": non-constant shape; left unpadded");
       return std::nullopt;
     }
-  if (U.UsedByCall) {
-    remark(PassName, Line, Name + ": read by a call, whose layout is its own; left unpadded");
-    return std::nullopt;
-  }
   auto Total = [&](int64_t Pad) {
     int64_t Sum = 0;
     for (const Access &A : U.Accesses)

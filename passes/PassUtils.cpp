@@ -294,6 +294,18 @@ Expr ExprReplacer::mutate(const Expr &E) {
   return IRMutator::mutate(E);
 }
 
+Expr AccReplacer::visitLoad(const LoadNode &N, const Expr &E) {
+  if (N.Buffer == Acc)
+    return load(N.Type, Acc, AccIndices);
+  return IRMutator::visitLoad(N, E);
+}
+
+Stmt AccReplacer::visitStore(const StoreNode &N, const Stmt &S) {
+  if (N.Buffer != Acc)
+    return IRMutator::visitStore(N, S);
+  return store(Acc, AccIndices, mutate(N.Value), N.SrcLine);
+}
+
 bool hasLoads(const Expr &E) { return !loadsOf(E).empty(); }
 
 bool testsAlignment(const Stmt &S) {

@@ -32,6 +32,19 @@ public:
   using ir::IRMutator::mutate;
 };
 
+/// ExprReplacer that also moves a scalar accumulator: loads of Acc become
+/// loads of Acc[AccIndices...] and stores to Acc stores there (the
+/// contraction lowerings' ACC[0] -> a thread's or a warp's tile of them).
+class AccReplacer : public ExprReplacer {
+public:
+  std::string Acc;
+  std::vector<ir::Expr> AccIndices;
+
+protected:
+  ir::Expr visitLoad(const ir::LoadNode &N, const ir::Expr &E) override;
+  ir::Stmt visitStore(const ir::StoreNode &N, const ir::Stmt &S) override;
+};
+
 /// Every name a function uses (sizes, buffers, loop and let variables), so
 /// that a pass's new names never shadow or capture one.
 class NameTable {

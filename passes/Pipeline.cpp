@@ -6,6 +6,7 @@
 #include "passes/ReduceRows.h"
 #include "passes/Simplify.h"
 #include "passes/TileContraction.h"
+#include "passes/TileMma.h"
 #include "passes/TileTranspose.h"
 #include "passes/Unroll.h"
 #include "passes/Vectorize.h"
@@ -19,6 +20,10 @@ const std::vector<PassInfo> &allPasses() {
       // launch, or declines with a remark and leaves the nest to map-to-gpu.
       // Contractions first: the GEMM-shaped nests get block, thread and
       // register tiles with shared-memory staging.
+      // Contractions of f16 and bf16 go to the tensor cores (sm_80 on);
+      // what tile-mma declines, tile-contraction tiles for the CUDA cores.
+      {"tile-mma", "f16 and bf16 contractions on tensor cores: mma.sync, ldmatrix, cp.async stages",
+       tileMma},
       {"tile-contraction",
        "block/thread/register tiles for contractions, operands staged in shared memory",
        tileContraction},

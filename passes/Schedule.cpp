@@ -31,9 +31,25 @@ const std::vector<KnobSpec> &knobSpecs() {
       {"lane_cols", "tile-contraction", "1 | 2 | 4 | 8 | 16 | 32",
        "columns of the thread grid a warp spans: its lanes form a (32 / N) x N patch "
        "(default 8)"},
-      {"stages", "tile-contraction", "1 | 2",
-       "shared-memory buffers per operand: 2 stores tile k+1 while tile k is read, one "
-       "barrier per tile (default 2; 1 when prefetch = off; 2 needs prefetch = on)"},
+      {"stages", "tile-contraction, tile-mma", "1 .. 8",
+       "shared-memory buffers per operand. CUDA cores: 2 stores tile k+1 while tile k is "
+       "read, one barrier per tile (default 2; 1 when prefetch = off; 2 needs prefetch = on; "
+       "more counts as 2). Tensor cores: a ring of N k tiles filled by cp.async, N - 1 in "
+       "flight (default 4; 1: synchronous copies)"},
+      {"tensor_cores", "tile-mma", "auto | on | off",
+       "f16, bf16 contractions on tensor cores (mma.sync, sm_80 and newer); off gives the "
+       "CUDA-core kernel; on makes a contraction tile-mma cannot take a located error "
+       "(default auto)"},
+      {"warp_tile", "tile-mma", "[WM, WN]",
+       "outputs per warp on tensor cores, multiples of 16 (default [64, 64])"},
+      {"ldmatrix", "tile-mma", "on | off",
+       "fragments from shared memory by ldmatrix (on, default) or by one load per element"},
+      {"swizzle", "tile-mma", "auto | off",
+       "XOR-swizzle the shared tiles so that cp.async writes and ldmatrix reads are free of "
+       "bank conflicts (default auto: the bank model chooses)"},
+      {"block_order", "tile-mma", "rows | grouped",
+       "the order of output tiles over the grid: row by row, or in groups of 8 block rows "
+       "that share B tiles in L2 (default grouped)"},
       {"min_blocks", "backend", "N",
        "blocks per SM the kernel's register use must allow (__launch_bounds__'s second "
        "argument; default none, 2 for a contraction whose register tile leaves room)"},
@@ -213,8 +229,8 @@ ContractionSchedule contractionSchedule(const Func &F, int64_t ElemBytes,
       S.LaneCols = LaneCols;
   }
   int64_t Stages;
-  if (const Knob *StK = R.ints("stages", 1, 1, 2, &Stages)) {
-    S.Stages = Stages;
+  if (const Knob *StK = R.ints("stages", 1, 1, 8, &Stages)) {
+    S.Stages = std::min<int64_t>(Stages, 2);
     if (Stages == 2 && !S.Prefetch) {
       R.problem(*StK, "2 stages need prefetch = on (tile k+1 waits in registers)");
       S.Stages = 1;
@@ -259,6 +275,90 @@ ContractionSchedule contractionSchedule(const Func &F, int64_t ElemBytes,
   return S;
 }
 
+MmaSchedule mmaSchedule(const Func &F, int64_t ElemBytes, int64_t MaxSharedBytes,
+                        std::vector<ScheduleProblem> *Problems) {
+  MmaSchedule S;
+  KnobReader R(F, Problems);
+  if (const Knob *K = findKnob(F, "tensor_cores")) {
+    if (K->Word == "on")
+      S.Mode = TensorCores::On;
+    else if (K->Word == "off")
+      S.Mode = TensorCores::Off;
+    else if (K->Word != "auto")
+      R.problem(*K, "expects 'auto', 'on' or 'off'");
+  }
+  int64_t Block[2], Warp[2], K, Stages;
+  const Knob *BlockK = R.ints("block_tile", 2, 1, 1024, Block);
+  const Knob *WarpK = R.ints("warp_tile", 2, 16, 256, Warp);
+  if (BlockK) {
+    S.BlockM = Block[0];
+    S.BlockN = Block[1];
+  }
+  if (WarpK) {
+    S.WarpM = Warp[0];
+    S.WarpN = Warp[1];
+  }
+  const Knob *KK = R.ints("k_tile", 1, 1, 256, &K);
+  if (KK)
+    S.TileK = K;
+  if (R.ints("stages", 1, 1, 8, &Stages))
+    S.Stages = Stages;
+  if (std::optional<bool> L = R.onOff("ldmatrix"))
+    S.LdMatrix = *L;
+  if (const Knob *Sw = findKnob(F, "swizzle")) {
+    if (Sw->Word == "off")
+      S.Swizzle = false;
+    else if (Sw->Word != "auto")
+      R.problem(*Sw, "expects 'auto' or 'off'");
+  }
+  if (const Knob *O = findKnob(F, "block_order")) {
+    if (O->Word == "rows")
+      S.Grouped = false;
+    else if (O->Word != "grouped")
+      R.problem(*O, "expects 'rows' or 'grouped'");
+  }
+  // Only when the tensor-core path may run: its limits are not the CUDA-core
+  // path's, and a pinned block tile is read by both.
+  if (S.Mode == TensorCores::Off)
+    return S;
+  // Unless warp_tile or tensor_cores = on is pinned, a block tile or k tile
+  // pinned for the CUDA cores that the tensor cores cannot take leaves the
+  // contraction to tile-contraction (Unusable, said in a remark), and the
+  // warp tile follows a smaller block tile.
+  bool Own = WarpK || S.Mode == TensorCores::On;
+  if (!WarpK) {
+    S.WarpM = std::min<int64_t>(S.WarpM, S.BlockM);
+    S.WarpN = std::min<int64_t>(S.WarpN, S.BlockN);
+  }
+  const Knob *Blame = WarpK ? WarpK : BlockK;
+  auto Unusable = [&](const Knob *K, const std::string &Why) {
+    if (!S.Unusable.empty())
+      return;
+    S.Unusable = Why;
+    if (Own && K)
+      R.problem(*K, Why + " (on tensor cores)");
+  };
+  if (S.WarpM % 16 || S.WarpN % 16)
+    Unusable(Blame, "warp tile " + std::to_string(S.WarpM) + "x" + std::to_string(S.WarpN) +
+                        " is not a multiple of 16x16 (mma tiles, ldmatrix pairs)");
+  else if (S.BlockM % S.WarpM || S.BlockN % S.WarpN)
+    Unusable(Blame, "block tile " + std::to_string(S.BlockM) + "x" + std::to_string(S.BlockN) +
+                        " is not a multiple of the warp tile " + std::to_string(S.WarpM) + "x" +
+                        std::to_string(S.WarpN));
+  else if (S.threads() > 1024)
+    Unusable(Blame, "needs " + std::to_string(S.threads()) +
+                        " threads per block; the limit is 1024");
+  if (S.TileK % 16)
+    Unusable(KK, "k tile " + std::to_string(S.TileK) + " is not a multiple of 16 (the mma's k)");
+  int64_t Bytes = S.sharedBytes(ElemBytes);
+  if (Bytes > MaxSharedBytes)
+    Unusable(BlockK ? BlockK : KK ? KK : findKnob(F, "stages"),
+             "the shared-memory tiles need " + std::to_string(Bytes) + " bytes (" +
+                 std::to_string(S.Stages) + " stages); the target allows " +
+                 std::to_string(MaxSharedBytes));
+  return S;
+}
+
 bool knobEnabled(const Func &F, llvm::StringRef Key, bool Default) {
   KnobReader R(F, nullptr);
   return R.onOff(Key).value_or(Default);
@@ -280,6 +380,7 @@ std::vector<ScheduleProblem> checkSchedule(const Func &F, int64_t MaxSharedBytes
       Problems.push_back({K.Key, K.Line, "unknown key (the keys: " + Keys + ")"});
     }
   contractionSchedule(F, 4, MaxSharedBytes, &Problems);
+  mmaSchedule(F, 2, MaxSharedBytes, &Problems);
   KnobReader R(F, &Problems);
   int64_t V;
   if (const Knob *K = R.ints("rows_per_block", 1, 1, 32, &V); K && !isPowerOf2(V))

@@ -93,6 +93,33 @@ ContractionSchedule contractionSchedule(const ir::Func &F, int64_t ElemBytes = 4
                                         int64_t MaxSharedBytes = 227 * 1024,
                                         std::vector<ScheduleProblem> *Problems = nullptr);
 
+/// Whether contractions run on tensor cores (the tensor_cores knob).
+enum class TensorCores { Auto, On, Off };
+
+/// What the tile-mma pass builds: a block computes BlockM x BlockN outputs
+/// with (BlockM / WarpM) x (BlockN / WarpN) warps of WarpM x WarpN outputs
+/// each, a grid of 16 x 8 mma tiles; the operands' k tiles of TileK pass
+/// through a ring of Stages shared-memory buffers.
+struct MmaSchedule {
+  TensorCores Mode = TensorCores::Auto;
+  int64_t BlockM = 128, BlockN = 128, TileK = 32;
+  int64_t WarpM = 64, WarpN = 64;
+  int64_t Stages = 4;
+  bool LdMatrix = true, Swizzle = true, Grouped = true;
+  /// Why the pinned CUDA-core knobs leave no tensor-core schedule ("" if
+  /// they do not).
+  std::string Unusable;
+  int64_t threads() const { return 32 * (BlockM / WarpM) * (BlockN / WarpN); }
+  int64_t sharedBytes(int64_t ElemBytes) const {
+    return Stages * TileK * (BlockM + BlockN) * ElemBytes;
+  }
+};
+/// F's tensor-core schedule: the defaults with F's pinned knobs applied;
+/// Problems as for contractionSchedule.
+MmaSchedule mmaSchedule(const ir::Func &F, int64_t ElemBytes = 2,
+                        int64_t MaxSharedBytes = 227 * 1024,
+                        std::vector<ScheduleProblem> *Problems = nullptr);
+
 /// The value of an `on | off` knob, or Default when it is not pinned.
 bool knobEnabled(const ir::Func &F, llvm::StringRef Key, bool Default);
 /// The value of a one-integer knob, or Default when it is not pinned.

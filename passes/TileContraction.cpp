@@ -1,5 +1,6 @@
 //===- TileContraction.cpp - Block, thread and register tiles for GEMMs ---===//
 #include "passes/TileContraction.h"
+#include "passes/ContractionMatch.h"
 #include "passes/PassUtils.h"
 #include "passes/Schedule.h"
 #include "ir/Simplify.h"
@@ -14,25 +15,6 @@ namespace tdsl {
 using namespace ir;
 
 namespace {
-
-/// Replaces whole expressions (the staged loads, Map) and ACC[0] by new ones.
-class Replacer : public ExprReplacer {
-public:
-  std::string Acc;
-  std::vector<Expr> AccIndices; ///< ACC[0] becomes ACC[AccIndices...]
-
-protected:
-  Expr visitLoad(const LoadNode &N, const Expr &E) override {
-    if (N.Buffer == Acc)
-      return load(N.Type, Acc, AccIndices);
-    return IRMutator::visitLoad(N, E);
-  }
-  Stmt visitStore(const StoreNode &N, const Stmt &S) override {
-    if (N.Buffer != Acc)
-      return IRMutator::visitStore(N, S);
-    return store(Acc, AccIndices, mutate(N.Value), N.SrcLine);
-  }
-};
 
 /// One staged operand: a load that uses k and exactly one tile dimension.
 struct Operand {
@@ -89,10 +71,6 @@ private:
     return {std::move(KK), std::move(X)};
   }
 
-  bool decline(const Stmt &Nest, const llvm::Twine &Why) {
-    remark("tile-contraction", Nest->SrcLine, Why + "; left to the passes after it");
-    return false;
-  }
   bool match(const Stmt &Nest, std::vector<Stmt> &Pro, std::vector<Stmt> &Epi, Expr &Update);
 
   /// Elements of O's k tile each thread copies (the last round partly).
@@ -127,83 +105,27 @@ private:
 
 bool Tiler::match(const Stmt &Nest, std::vector<Stmt> &Pro, std::vector<Stmt> &Epi,
                   Expr &Update) {
-  LoopRun Run = outerSerialLoops(Nest);
-  if (Run.Loops.size() < 2 || Run.Inner->Kind != StmtKind::Allocate)
+  std::optional<ContractionNest> C = matchContraction(Nest, "tile-contraction");
+  if (!C)
     return false;
-  const auto &A = static_cast<const AllocateNode &>(*Run.Inner);
-  if (A.Buf.Scope != MemScope::Register || A.Buf.rank() != 1 ||
-      asConstInt(A.Buf.Shape[0]) != 1)
-    return false;
-  std::vector<Stmt> Body = flattenBlocks(A.Body);
-  size_t LoopAt = Body.size();
-  for (size_t I = 0; I < Body.size(); ++I)
-    if (Body[I]->Kind == StmtKind::For) {
-      if (LoopAt != Body.size())
-        return decline(Nest, "more than one reduction loop");
-      LoopAt = I;
-    }
-  if (LoopAt == Body.size())
-    return false;
-  Acc = A.Buf.Name;
-  AccType = A.Buf.Type;
-  RedLoop = static_cast<const ForNode *>(Body[LoopAt].get());
-  Batch.assign(Run.Loops.begin(), Run.Loops.end() - 2);
-  RowLoop = Run.Loops[Run.Loops.size() - 2];
-  ColLoop = Run.Loops.back();
-  std::vector<std::string> Outer;
-  for (const ForNode *L : Run.Loops)
-    Outer.push_back(L->Var);
-  if (RedLoop->Loop != ForKind::Serial)
-    return decline(Nest, "the reduction loop is not serial");
-  if (usesAnyVar(RedLoop->Min, Outer) || usesAnyVar(RedLoop->Extent, Outer))
-    return decline(Nest, "the reduction's bounds depend on the output indices");
-  Stmt Red = stripBlocks(RedLoop->Body);
-  if (Red->Kind != StmtKind::Store || static_cast<const StoreNode &>(*Red).Buffer != Acc)
-    return decline(Nest, "the reduction loop does more than update the accumulator");
-  Update = static_cast<const StoreNode &>(*Red).Value;
-
-  // Init and epilogue: no loops; the init reads nothing.
-  Pro.assign(Body.begin(), Body.begin() + LoopAt);
-  Epi.assign(Body.begin() + LoopAt + 1, Body.end());
-  for (const Stmt &P : Pro)
-    if (P->Kind != StmtKind::Store || static_cast<const StoreNode &>(*P).Buffer != Acc ||
-        hasLoads(static_cast<const StoreNode &>(*P).Value))
-      return decline(Nest, "the accumulator's initialization reads memory");
-  for (const Stmt &E : Epi)
-    if (hasGPULoops(E) || usesAnyVar(E, {RedLoop->Var}))
-      return decline(Nest, "the epilogue uses the reduction index");
-
-  // Every load of the update is ACC[0] or an operand of one side.
-  // Each distinct load once: A[m, k] read twice is one operand.
-  std::vector<Expr> Loads;
-  for (const Expr &L : loadsOf(Update))
-    if (llvm::none_of(Loads, [&](const Expr &X) { return structurallyEqual(X, L); }))
-      Loads.push_back(L);
+  Batch = C->Batch;
+  RowLoop = C->Row;
+  ColLoop = C->Col;
+  RedLoop = C->Red;
+  Acc = C->Acc;
+  AccType = C->AccType;
+  Pro = C->Init;
+  Epi = C->Epilogue;
+  Update = C->Update;
   Ops.clear();
-  for (const Expr &L : Loads) {
-    const auto &N = static_cast<const LoadNode &>(*L);
-    if (N.Buffer == Acc) {
-      if (N.Indices.size() != 1 || asConstInt(N.Indices[0]) != 0)
-        return decline(Nest, "the accumulator is read at another index");
-      continue;
-    }
-    for (const Expr &I : N.Indices)
-      if (hasLoads(I))
-        return decline(Nest, "'" + N.Buffer + "' is indexed through memory");
-    bool K = usesAnyVar(L, {RedLoop->Var}), M = usesAnyVar(L, {RowLoop->Var}),
-         Nn = usesAnyVar(L, {ColLoop->Var});
-    if (!K || M == Nn)
-      return decline(Nest, "'" + N.Buffer + "' is not indexed by the reduction index and "
-                           "exactly one output index, so it is not a tile operand");
+  for (const ContractionOperand &M : C->Operands) {
     Operand O;
-    O.Load = L;
-    O.Type = N.Type;
-    O.RowSide = M;
-    O.KFastest = usesAnyVar(N.Indices.back(), {RedLoop->Var});
+    O.Load = M.Load;
+    O.Type = M.Type;
+    O.RowSide = M.RowSide;
+    O.KFastest = M.KFastest;
     Ops.push_back(std::move(O));
   }
-  if (Ops.empty())
-    return decline(Nest, "the reduction reads no operand");
   return true;
 }
 
@@ -362,7 +284,7 @@ Stmt Tiler::computeStep(Expr KBase, Expr Steps, bool Full, const Expr &Update, u
                            forLoop(V, c(0), c(VW), ForKind::Serial, Read, Line), Line));
   }
   std::string I = Names.fresh("i"), J = Names.fresh("j");
-  Replacer R;
+  AccReplacer R;
   R.Acc = Acc;
   R.AccIndices = {var(I), var(J)};
   for (const Operand &O : Ops)
@@ -427,7 +349,7 @@ Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
   std::vector<Stmt> Body;
   std::string I = Names.fresh("i"), J = Names.fresh("j");
   {
-    Replacer R;
+    AccReplacer R;
     R.Acc = Acc;
     R.AccIndices = {var(I), var(J)};
     std::vector<Stmt> Init;
@@ -503,7 +425,7 @@ Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
   // 6. The epilogue, for the outputs inside the tensor: those beyond M or N
   //    were computed from zeros and are never stored.
   {
-    Replacer R;
+    AccReplacer R;
     R.Acc = Acc;
     R.AccIndices = {var(I), var(J)};
     std::vector<Stmt> Out;

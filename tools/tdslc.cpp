@@ -299,8 +299,13 @@ std::optional<ir::Module> compileToIR(const ast::Module &M,
                                       const std::vector<std::string> &Pipeline,
                                       DiagEngine &Diags, unsigned BufferID, int &ExitStatus) {
   ir::Module IR = lowerModule(M, [&](SMLoc L) { return Diags.lineOf(L); });
-  for (ir::Func &F : IR.Funcs)
+  unsigned MinSM = ~0u;
+  for (StringRef A : Archs)
+    MinSM = std::min(MinSM, parseCudaArch(A));
+  for (ir::Func &F : IR.Funcs) {
     llvm::append_range(F.Schedule, CommandLineKnobs);
+    F.MinSM = MinSM;
+  }
   std::vector<Remark> Collected;
   if (Remarks)
     setRemarkHandler([&](const Remark &R) { Collected.push_back(R); });

@@ -47,15 +47,19 @@ TEST(Emitter, WritesALaunch) {
   EXPECT_NE(Cuda.find("Y[b] = r;"), std::string::npos);
 }
 
-TEST(Emitter, RefusesACallItCannotWrite) {
+TEST(Emitter, RefusesALaunchInsideALaunch) {
   EXPECT_EQ(emit(R"(func f<N>(out Y: f32[N]) {
   launch Y generic {
     for b in 0..N block.x {
-      call mma_sync(Y[0])
+      launch Z generic {
+        for c in 0..N block.y {
+          Y[c] = 1.0
+        }
+      }
     }
   }
 })"),
-            "launch 'Y' of 'f' holds 'call mma_sync', which no backend path "
+            "launch 'Y' of 'f' holds launch 'Z', which no backend path "
             "writes yet");
 }
 

@@ -218,8 +218,7 @@ TEST(Printer, StatementsAndFunctions) {
   S.Type = DType::F16;
   S.Shape = {intImm(64), intImm(32)};
   S.Scope = MemScope::Shared;
-  S.Padding = {0, 8};
-  S.SwizzleBits = 3;
+  S.Swz = {3, 3, 3};
   Knob MinBlocks;
   MinBlocks.Key = "min_blocks";
   MinBlocks.Ints = {2};
@@ -228,10 +227,10 @@ TEST(Printer, StatementsAndFunctions) {
       "b", intImm(0), var("N"), ForKind::BlockX,
       allocate(S, block({std::make_shared<AsyncCopyNode>(
                              "S", std::vector<Expr>{intImm(0), intImm(0)}, "A",
-                             std::vector<Expr>{var("b")}, 8, 5),
+                             std::vector<Expr>{var("b")}, 8, 5,
+                             binary(BinaryOp::Lt, var("b"), intImm(4))),
                          std::make_shared<AsyncCommitNode>(),
-                         std::make_shared<AsyncWaitNode>(0), barrier(6),
-                         std::make_shared<CallStmtNode>("fence", std::vector<Expr>{})})),
+                         std::make_shared<AsyncWaitNode>(0), barrier(6)})),
       2), {MinBlocks}, 2);
   Func F = makeFunc(Body, {param("A", DType::F16, {var("N")}, BufferRole::Input)}, {"N"});
   std::string Out;
@@ -240,12 +239,11 @@ TEST(Printer, StatementsAndFunctions) {
   EXPECT_EQ(OS.str(), "func f<N>(in A: f16[N]) {\n"
                       "  launch copy contraction schedule(min_blocks = 2 by \"tile-contraction\") @2 {\n"
                       "    for b in 0..N block.x @2 {\n"
-                      "      alloc S: f16[64, 32] shared pad [0, 8] swizzle(3) {\n"
-                      "        async_copy S[0, 0] <- A[b] x 8 @5\n"
+                      "      alloc S: f16[64, 32] shared swizzle(3, 3, 3) {\n"
+                      "        async_copy S[0, 0] <- A[b] x 8 when (b < 4) @5\n"
                       "        async_commit\n"
                       "        async_wait(0)\n"
                       "        barrier @6\n"
-                      "        call fence()\n"
                       "      }\n"
                       "    }\n"
                       "  }\n"

@@ -567,16 +567,6 @@ TEST(InterpreterTest, TiledSharedMemoryGemm64) {
   EXPECT_LT(Seconds, 5.0);
 }
 
-TEST(InterpreterTest, UnsupportedCallStmtIsAnError) {
-  Func F;
-  F.Name = "mma";
-  F.Body = std::make_shared<CallStmtNode>("mma_sync", std::vector<Expr>{});
-  std::map<std::string, TensorData> Args;
-  InterpResult R = interpret(F, {}, Args);
-  ASSERT_FALSE(R.Ok);
-  EXPECT_EQ(R.Error, "intrinsic 'mma_sync' is not supported by the interpreter");
-}
-
 TEST(InterpreterTest, StepLimitStopsHangs) {
   Func F;
   F.Name = "spin";

@@ -164,6 +164,160 @@ __device__ __forceinline__ __nv_bfloat16 tdsl_unpack<__nv_bfloat16>(uint32_t w, 
   return __ushort_as_bfloat16(static_cast<unsigned short>(w >> (16 * half)));
 }
 
+//===-- Tensor cores and asynchronous copies (sm_80 and newer) ------------===//
+//
+// One helper per IR statement: async_copy, async_commit, async_wait,
+// ldmatrix and mma (ir/IR.h gives their semantics, ir/Fragment.h the
+// fragment layouts). Fragments of 8- and 16-bit elements live in uint32_t
+// registers, as the instructions take them; tdsl_frag_get and tdsl_frag_set
+// reach one element of such a register. tdslc emits these only for sm_80 and
+// newer; on an older GPU they trap.
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+#define TDSL_NEEDS_SM80() __trap()
+#else
+#define TDSL_NEEDS_SM80() (void)0
+#endif
+
+__device__ __forceinline__ uint32_t tdsl_smem_addr(const void *p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// cp.async of Bytes (4, 8 or 16) from global to shared memory; where valid is
+// false nothing is read and the destination gets zeros (src-size 0). 16-byte
+// copies bypass L1 (.cg): a staged tile is read from shared memory only.
+template <int Bytes>
+__device__ __forceinline__ void tdsl_cp_async(void *dst, const void *src, bool valid) {
+  static_assert(Bytes == 4 || Bytes == 8 || Bytes == 16, "cp.async copies 4, 8 or 16 bytes");
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+  int src_bytes = valid ? Bytes : 0;
+  if constexpr (Bytes == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(tdsl_smem_addr(dst)),
+                 "l"(src), "r"(src_bytes));
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(tdsl_smem_addr(dst)),
+                 "l"(src), "n"(Bytes), "r"(src_bytes));
+#else
+  TDSL_NEEDS_SM80();
+#endif
+}
+
+__device__ __forceinline__ void tdsl_cp_async_commit() {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::);
+#endif
+}
+
+template <int Pending> __device__ __forceinline__ void tdsl_cp_async_wait() {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending));
+#endif
+}
+
+// ldmatrix of Count 8x8 b16 matrices into Count registers from regs on.
+template <int Count, bool Trans>
+__device__ __forceinline__ void tdsl_ldmatrix(uint32_t *regs, const void *row) {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+  uint32_t a = tdsl_smem_addr(row);
+  if constexpr (Count == 1 && !Trans)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%0}, [%1];\n"
+                 : "=r"(regs[0]) : "r"(a));
+  else if constexpr (Count == 1)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16 {%0}, [%1];\n"
+                 : "=r"(regs[0]) : "r"(a));
+  else if constexpr (Count == 2 && !Trans)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];\n"
+                 : "=r"(regs[0]), "=r"(regs[1]) : "r"(a));
+  else if constexpr (Count == 2)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];\n"
+                 : "=r"(regs[0]), "=r"(regs[1]) : "r"(a));
+  else if constexpr (!Trans)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(regs[0]), "=r"(regs[1]), "=r"(regs[2]), "=r"(regs[3]) : "r"(a));
+  else
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(regs[0]), "=r"(regs[1]), "=r"(regs[2]), "=r"(regs[3]) : "r"(a));
+#else
+  TDSL_NEEDS_SM80();
+#endif
+}
+
+// c += a * b for one m16n8k16 tile: a 4 registers of f16 (or bf16) pairs, b
+// 2, c 4 floats.
+template <typename T>
+__device__ __forceinline__ void tdsl_mma_m16n8k16(float *c, const uint32_t *a, const uint32_t *b) {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+  if constexpr (std::is_same_v<T, __half>)
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  else
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#else
+  TDSL_NEEDS_SM80();
+#endif
+}
+
+// c += a * b for one m16n8k8 tile of tf32 values (already rounded).
+__device__ __forceinline__ void tdsl_mma_m16n8k8(float *c, const float *a, const float *b) {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
+               "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(__float_as_uint(a[0])), "r"(__float_as_uint(a[1])),
+                 "r"(__float_as_uint(a[2])), "r"(__float_as_uint(a[3])),
+                 "r"(__float_as_uint(b[0])), "r"(__float_as_uint(b[1])));
+#else
+  TDSL_NEEDS_SM80();
+#endif
+}
+
+// c += a * b for one m16n8k32 tile: a 4 registers of four s8, b 2, c 4 s32.
+__device__ __forceinline__ void tdsl_mma_m16n8k32(int32_t *c, const uint32_t *a,
+                                                  const uint32_t *b) {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+  asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 "
+               "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+               : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#else
+  TDSL_NEEDS_SM80();
+#endif
+}
+
+// Element i of a fragment of 8- or 16-bit T packed into registers.
+template <typename T> __device__ __forceinline__ uint32_t tdsl_elem_bits(T x) {
+  if constexpr (sizeof(T) == 1)
+    return static_cast<uint8_t>(x);
+  else
+    return tdsl_bits(x);
+}
+template <typename T, typename I>
+__device__ __forceinline__ void tdsl_frag_set(uint32_t *regs, I i, T x) {
+  constexpr int kBits = 8 * sizeof(T), kPerReg = 32 / kBits;
+  int shift = kBits * int(i % kPerReg);
+  uint32_t mask = ((1u << kBits) - 1) << shift;
+  regs[i / kPerReg] = (regs[i / kPerReg] & ~mask) | (tdsl_elem_bits(x) << shift);
+}
+template <typename T, typename I> __device__ __forceinline__ T tdsl_frag_get(const uint32_t *regs, I i) {
+  constexpr int kBits = 8 * sizeof(T), kPerReg = 32 / kBits;
+  uint32_t bits = regs[i / kPerReg] >> (kBits * int(i % kPerReg));
+  if constexpr (sizeof(T) == 1)
+    return static_cast<T>(static_cast<int8_t>(bits & 0xff));
+  else
+    return tdsl_unpack<T>(bits & 0xffff, 0);
+}
+
+// The storage offset of row-major offset o in a buffer swizzled (Bits, Base,
+// Shift): bits [Base, Base + Bits) XORed with bits [Base + Shift, ...).
+template <int Bits, int Base, int Shift, typename I> __device__ __forceinline__ I tdsl_swizzle(I o) {
+  return o ^ (((o >> (Base + Shift)) & ((I(1) << Bits) - 1)) << Base);
+}
+
 //===-- Host helpers of the launchers -------------------------------------===//
 
 // Sizes above 2^48 are refused, so that no dimension expression (affine in

@@ -1,0 +1,97 @@
+//===- ContractionMatch.cpp - Recognize a contraction nest ----------------===//
+#include "passes/ContractionMatch.h"
+#include "passes/PassUtils.h"
+#include "ir/Match.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+namespace tdsl {
+
+using namespace ir;
+
+std::optional<ContractionNest> matchContraction(const Stmt &Nest, const char *Pass) {
+  auto Decline = [&](const llvm::Twine &Why) -> std::optional<ContractionNest> {
+    remark(Pass, Nest->SrcLine, Why + "; left to the passes after it");
+    return std::nullopt;
+  };
+  LoopRun Run = outerSerialLoops(Nest);
+  if (Run.Loops.size() < 2 || Run.Inner->Kind != StmtKind::Allocate)
+    return std::nullopt;
+  const auto &A = static_cast<const AllocateNode &>(*Run.Inner);
+  if (A.Buf.Scope != MemScope::Register || A.Buf.rank() != 1 ||
+      asConstInt(A.Buf.Shape[0]) != 1)
+    return std::nullopt;
+  std::vector<Stmt> Body = flattenBlocks(A.Body);
+  size_t LoopAt = Body.size();
+  for (size_t I = 0; I < Body.size(); ++I)
+    if (Body[I]->Kind == StmtKind::For) {
+      if (LoopAt != Body.size())
+        return Decline("more than one reduction loop");
+      LoopAt = I;
+    }
+  if (LoopAt == Body.size())
+    return std::nullopt;
+  ContractionNest C;
+  C.Acc = A.Buf.Name;
+  C.AccType = A.Buf.Type;
+  C.Red = static_cast<const ForNode *>(Body[LoopAt].get());
+  C.Batch.assign(Run.Loops.begin(), Run.Loops.end() - 2);
+  C.Row = Run.Loops[Run.Loops.size() - 2];
+  C.Col = Run.Loops.back();
+  std::vector<std::string> Outer;
+  for (const ForNode *L : Run.Loops)
+    Outer.push_back(L->Var);
+  if (C.Red->Loop != ForKind::Serial)
+    return Decline("the reduction loop is not serial");
+  if (usesAnyVar(C.Red->Min, Outer) || usesAnyVar(C.Red->Extent, Outer))
+    return Decline("the reduction's bounds depend on the output indices");
+  Stmt Red = stripBlocks(C.Red->Body);
+  if (Red->Kind != StmtKind::Store || static_cast<const StoreNode &>(*Red).Buffer != C.Acc)
+    return Decline("the reduction loop does more than update the accumulator");
+  C.Update = static_cast<const StoreNode &>(*Red).Value;
+
+  // Init and epilogue: no loops; the init reads nothing.
+  C.Init.assign(Body.begin(), Body.begin() + LoopAt);
+  C.Epilogue.assign(Body.begin() + LoopAt + 1, Body.end());
+  for (const Stmt &P : C.Init)
+    if (P->Kind != StmtKind::Store || static_cast<const StoreNode &>(*P).Buffer != C.Acc ||
+        hasLoads(static_cast<const StoreNode &>(*P).Value))
+      return Decline("the accumulator's initialization reads memory");
+  for (const Stmt &E : C.Epilogue)
+    if (hasGPULoops(E) || usesAnyVar(E, {C.Red->Var}))
+      return Decline("the epilogue uses the reduction index");
+
+  // Every load of the update is ACC[0] or an operand of one side.
+  // Each distinct load once: A[m, k] read twice is one operand.
+  std::vector<Expr> Loads;
+  for (const Expr &L : loadsOf(C.Update))
+    if (llvm::none_of(Loads, [&](const Expr &X) { return structurallyEqual(X, L); }))
+      Loads.push_back(L);
+  for (const Expr &L : Loads) {
+    const auto &N = static_cast<const LoadNode &>(*L);
+    if (N.Buffer == C.Acc) {
+      if (N.Indices.size() != 1 || asConstInt(N.Indices[0]) != 0)
+        return Decline("the accumulator is read at another index");
+      continue;
+    }
+    for (const Expr &I : N.Indices)
+      if (hasLoads(I))
+        return Decline("'" + N.Buffer + "' is indexed through memory");
+    bool K = usesAnyVar(L, {C.Red->Var}), M = usesAnyVar(L, {C.Row->Var}),
+         Nn = usesAnyVar(L, {C.Col->Var});
+    if (!K || M == Nn)
+      return Decline("'" + N.Buffer + "' is not indexed by the reduction index and "
+                     "exactly one output index, so it is not a tile operand");
+    ContractionOperand O;
+    O.Load = L;
+    O.Type = N.Type;
+    O.RowSide = M;
+    O.KFastest = usesAnyVar(N.Indices.back(), {C.Red->Var});
+    C.Operands.push_back(std::move(O));
+  }
+  if (C.Operands.empty())
+    return Decline("the reduction reads no operand");
+  return C;
+}
+
+} // namespace tdsl

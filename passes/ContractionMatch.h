@@ -1,0 +1,50 @@
+//===- ContractionMatch.h - Recognize a contraction nest ------------------===//
+//
+// The first step of both contraction lowerings (tile-mma on tensor cores,
+// tile-contraction on CUDA cores): a nest that is two or more outer serial
+// loops (batch..., m, n) around `alloc ACC: T[1] register` holding stores
+// to ACC[0] that read nothing, ONE serial loop k whose bounds are free of
+// the output indices and whose body is ACC[0] = f(ACC[0], operands), each
+// operand a load that uses k and exactly one of m and n, and an epilogue
+// that does not use k. What it finds, the lowerings tile; what it does not,
+// it declines with a remark naming the pass that asked.
+//
+// Test: test/passes/tile-contraction.tir (the declines), test/passes/tile-mma.tir
+//
+//===----------------------------------------------------------------------===//
+#ifndef TDSL_PASSES_CONTRACTIONMATCH_H
+#define TDSL_PASSES_CONTRACTIONMATCH_H
+
+#include "ir/IR.h"
+
+#include <optional>
+#include <vector>
+
+namespace tdsl {
+
+/// One tile operand: a load that uses k and exactly one output index.
+struct ContractionOperand {
+  ir::Expr Load;
+  DType Type = DType::F32;
+  bool RowSide = false;  ///< indexed by the output row (m); else by the column (n)
+  bool KFastest = false; ///< its last index uses k
+};
+
+struct ContractionNest {
+  std::vector<const ir::ForNode *> Batch;
+  const ir::ForNode *Row = nullptr, *Col = nullptr, *Red = nullptr;
+  std::string Acc;
+  DType AccType = DType::F32;
+  std::vector<ir::Stmt> Init, Epilogue;
+  ir::Expr Update; ///< the value stored to ACC[0] in the reduction loop
+  std::vector<ContractionOperand> Operands;
+};
+
+/// The contraction Nest is, or nothing; a nest that is almost one (a
+/// reduction loop inside the accumulator) is declined with a remark of
+/// Pass ending in "; left to the passes after it".
+std::optional<ContractionNest> matchContraction(const ir::Stmt &Nest, const char *Pass);
+
+} // namespace tdsl
+
+#endif // TDSL_PASSES_CONTRACTIONMATCH_H

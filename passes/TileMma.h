@@ -1,0 +1,50 @@
+//===- TileMma.h - Contractions on tensor cores: mma.sync, ldmatrix -------===//
+//
+// Requires: valid IR; nests without GPU loops; F.MinSM >= 80.
+// Takes: a contraction (passes/ContractionMatch.h) whose update is
+//   ACC[0] + f32(A) * f32(B) with A and B f16 (or both bf16) and ACC f32,
+//   in either order of the operands, when the tensor-core schedule allows
+//   it (passes/Schedule.h, MmaSchedule). Anything else is declined with a
+//   remark and left to tile-contraction; with tensor_cores = on a decline
+//   is an error of the pass (a located remark, and the contraction still
+//   runs on CUDA cores).
+// Ensures: the same sums, each output adding its k terms in groups of 16
+//   (the mma's own order within a group is unspecified, so results equal
+//   the CUDA-core path's exactly when the sums are exact, as with
+//   --exact-inputs). One `launch NAME contraction` per nest: a block per
+//   BM x BN output tile, a warp per WM x WN part of it holding its
+//   accumulators as mma fragments; the operands' k tiles pass through a ring
+//   of `stages` shared buffers, filled by 16-byte async copies that read
+//   zeros outside the tensor (plain guarded copies where the rows are not a
+//   multiple of 16 bytes or the tensor is not 16-byte aligned), swizzled
+//   so that the copies and the ldmatrix reads are free of bank conflicts;
+//   fragments come from ldmatrix, with .trans for an operand whose
+//   contiguous index is not k. The epilogue runs per accumulator element,
+//   for the outputs inside the tensor. Notes say what was chosen and why.
+// Why here: before tile-contraction, which takes what this pass declines.
+//
+//   for m, n { acc = 0; for k { acc += f32(A[m, k]) * f32(B[k, n]) }; C[m, n] = acc }
+//     ->
+//   launch C contraction { for by, bx block { for tx thread {
+//     alloc A_tile: f16[4, 128, 32] shared swizzle(2, 3, 3) { ...
+//       async_copy A_tile[s, r, c] <- A[m0 + r, k0 + c] x 8 when (...)
+//       ldmatrix x4 A_frag[i, 0] <- A_tile[s, w0 + i * 16 + lane % 16, ...]
+//       mma m16n8k16 acc[i, j, 0] += A_frag[i, 0] * B_frag[j, 0]
+//       C[m, n] = acc[i, j, e] (m < M && n < N) } } } }
+//
+// Test: test/passes/tile-mma.tir, test/passes/tile-mma-cuda.test
+//
+//===----------------------------------------------------------------------===//
+#ifndef TDSL_PASSES_TILEMMA_H
+#define TDSL_PASSES_TILEMMA_H
+
+#include "ir/IR.h"
+
+namespace tdsl {
+
+/// Puts every f16 and bf16 contraction nest of F on tensor cores.
+void tileMma(ir::Func &F);
+
+} // namespace tdsl
+
+#endif // TDSL_PASSES_TILEMMA_H
