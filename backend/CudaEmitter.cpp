@@ -1091,8 +1091,6 @@ void FuncEmitter::emitKernels() {
       }
       line() << "// schedule: " << Text << "\n";
     }
-    if (L.dynamicShared())
-      line() << "extern __shared__ __align__(16) unsigned char tdsl_smem[];\n";
     emitStmt(L.Node->Body, W, /*Last=*/true);
     Indent = 0;
     OS << "}\n";

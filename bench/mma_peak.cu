@@ -4,7 +4,7 @@
 // eight independent accumulator chains deep so that the tensor pipes never
 // wait on a result; no memory is touched inside the timed loop. This is the
 // rate tile-mma's GEMMs are measured against (bench/RESULTS.md), one figure
-// per shape and dtype. Usage: tdsl-mma-peak [iterations]
+// per shape and dtype. Usage: tdsl-mma-peak [iterations [warps per SM]]
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -73,10 +73,12 @@ template <Kind K> __global__ void peak(int iters, uint32_t seed, float *out) {
     out[0] = s;
 }
 
+int warpsPerSM = 32;
+
 template <Kind K> double run(const char *name, double flopsPerMma, int iters, int sms) {
   float *out;
   cudaMalloc(&out, sizeof(float));
-  int blocks = sms * 4, threads = 256;
+  int threads = 256, blocks = sms * warpsPerSM / 8;
   peak<K><<<blocks, threads>>>(16, 1u, out); // warm-up
   cudaEvent_t t0, t1;
   cudaEventCreate(&t0);
@@ -103,13 +105,15 @@ template <Kind K> double run(const char *name, double flopsPerMma, int iters, in
 
 int main(int argc, char **argv) {
   int iters = argc > 1 ? std::atoi(argv[1]) : 20000;
+  if (argc > 2)
+    warpsPerSM = std::atoi(argv[2]);
   cudaDeviceProp p;
   if (cudaGetDeviceProperties(&p, 0) != cudaSuccess) {
     std::fprintf(stderr, "tdsl-mma-peak: no CUDA device\n");
     return 1;
   }
   std::printf("%s, %d SMs; back-to-back mma.sync, %d chains per warp, %d warps per SM\n", p.name,
-              p.multiProcessorCount, kChains, 32);
+              p.multiProcessorCount, kChains, warpsPerSM);
   std::printf("| shape              | TFLOP/s (TOP/s for s8) |\n");
   run<Kind::F16>("m16n8k16 f16", 2.0 * 16 * 8 * 16, iters, p.multiProcessorCount);
   run<Kind::BF16>("m16n8k16 bf16", 2.0 * 16 * 8 * 16, iters, p.multiProcessorCount);

@@ -11,7 +11,8 @@ using namespace ir;
 
 std::optional<ContractionNest> matchContraction(const Stmt &Nest, const char *Pass) {
   auto Decline = [&](const llvm::Twine &Why) -> std::optional<ContractionNest> {
-    remark(Pass, Nest->SrcLine, Why + "; left to the passes after it");
+    if (Pass)
+      remark(Pass, Nest->SrcLine, Why + "; left to the passes after it");
     return std::nullopt;
   };
   LoopRun Run = outerSerialLoops(Nest);

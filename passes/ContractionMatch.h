@@ -42,7 +42,7 @@ struct ContractionNest {
 
 /// The contraction Nest is, or nothing; a nest that is almost one (a
 /// reduction loop inside the accumulator) is declined with a remark of
-/// Pass ending in "; left to the passes after it".
+/// Pass ending in "; left to the passes after it" (none if Pass is null).
 std::optional<ContractionNest> matchContraction(const ir::Stmt &Nest, const char *Pass);
 
 } // namespace tdsl

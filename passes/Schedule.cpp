@@ -44,6 +44,10 @@ const std::vector<KnobSpec> &knobSpecs() {
        "outputs per warp on tensor cores, multiples of 16 (default [64, 64])"},
       {"ldmatrix", "tile-mma", "on | off",
        "fragments from shared memory by ldmatrix (on, default) or by one load per element"},
+      {"double_buffer", "tile-mma", "on | off",
+       "two fragment buffers on tensor cores, the next k step's loaded during this one's mmas, "
+       "with the barrier before a tile's last step (needs an even number of k steps; default "
+       "off: slower on the H200 at the 64x64 warp tile, bench/RESULTS.md)"},
       {"swizzle", "tile-mma", "auto | off",
        "XOR-swizzle the shared tiles so that cp.async writes and ldmatrix reads are free of "
        "bank conflicts (default auto: the bank model chooses)"},
@@ -305,6 +309,8 @@ MmaSchedule mmaSchedule(const Func &F, int64_t ElemBytes, int64_t MaxSharedBytes
     S.Stages = Stages;
   if (std::optional<bool> L = R.onOff("ldmatrix"))
     S.LdMatrix = *L;
+  if (std::optional<bool> D = R.onOff("double_buffer"))
+    S.DoubleBuffer = *D;
   if (const Knob *Sw = findKnob(F, "swizzle")) {
     if (Sw->Word == "off")
       S.Swizzle = false;

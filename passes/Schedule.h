@@ -106,6 +106,10 @@ struct MmaSchedule {
   int64_t WarpM = 64, WarpN = 64;
   int64_t Stages = 4;
   bool LdMatrix = true, Swizzle = true, Grouped = true;
+  /// Two fragment buffers, the next k step's loaded during this one's
+  /// mmas. Off by default: at the 64x64 warp tile the extra registers
+  /// spill, and it was slower on the H200 (bench/RESULTS.md).
+  bool DoubleBuffer = false;
   /// Why the pinned CUDA-core knobs leave no tensor-core schedule ("" if
   /// they do not).
   std::string Unusable;

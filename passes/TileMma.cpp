@@ -24,8 +24,11 @@ Expr imod(Expr A, Expr B) { return binary(BinaryOp::Mod, std::move(A), std::move
 Expr land(Expr A, Expr B) { return binary(BinaryOp::And, std::move(A), std::move(B)); }
 Expr ceilDiv(Expr A, int64_t B) { return idiv(add(std::move(A), c(B - 1)), c(B)); }
 Expr fromMin(const Expr &Min, Expr X) { return asConstInt(Min) == 0 ? X : add(Min, std::move(X)); }
+/// A loop over a warp's tiles or a thread's copies: constant and small, so
+/// the unroll pass unrolls it fully (from -O2) and fragment indices become
+/// constants, which keeps the fragments in registers.
 Stmt unrolled(const std::string &V, int64_t N, Stmt Body, unsigned Line) {
-  return forLoop(V, c(0), c(N), ForKind::Unrolled, std::move(Body), Line);
+  return forLoop(V, c(0), c(N), ForKind::Serial, std::move(Body), Line);
 }
 
 /// f32(L) of a load L of f16 or bf16: L's type, else nothing.
@@ -104,12 +107,23 @@ private:
     return mul(var(&O == &Sides[0] ? TM : TN), c(O.BX));
   }
   Stmt copyTile(const Side &O, const Expr &KTile, const Expr &Stage, bool Async);
-  Stmt loadFragments(const Side &O, const Expr &Stage, const Expr &KK);
-  Stmt compute(const Expr &Stage);
+  Stmt loadFragments(const Side &O, const Expr &Buf, const Expr &Stage, const Expr &KK);
+  Stmt loadBoth(int64_t Buf, const Expr &Stage, int64_t KK) {
+    return block({loadFragments(Sides[0], c(Buf), Stage, c(KK)),
+                  loadFragments(Sides[1], c(Buf), Stage, c(KK))});
+  }
+  Stmt mmas(const Expr &Buf);
+  Stmt copyBoth(const Expr &KTile, const Expr &Stage, bool Async) {
+    return block({copyTile(Sides[0], KTile, Stage, Async), copyTile(Sides[1], KTile, Stage, Async)});
+  }
+  Stmt pipelinedLoop(const Expr &Tiles);
 };
 
 bool MmaTiler::match(const Stmt &Nest) {
-  std::optional<ContractionNest> C = matchContraction(Nest, PassName);
+  // The shape of the nest is tile-contraction's to explain, unless tensor
+  // cores were asked for.
+  std::optional<ContractionNest> C =
+      matchContraction(Nest, S.Mode == TensorCores::On ? PassName : nullptr);
   if (!C)
     return false;
   N = std::move(*C);
@@ -231,7 +245,8 @@ Stmt MmaTiler::copyTile(const Side &O, const Expr &KTile, const Expr &Stage, boo
 /// 4. The warp's fragments of O for k step KK of the staged tile: ldmatrix
 /// x4 per 16 x 16 (with .trans when O's contiguous index is not k), or,
 /// with ldmatrix = off, one shared load per element by the ISA's layout.
-Stmt MmaTiler::loadFragments(const Side &O, const Expr &Stage, const Expr &KK) {
+Stmt MmaTiler::loadFragments(const Side &O, const Expr &Buf, const Expr &Stage,
+                                  const Expr &KK) {
   bool IsA = &O == &Sides[0], KF = O.Op->KFastest;
   int64_t Tiles = IsA ? O.WX / 16 : O.WX / 8; // A: m16 tiles; B: n8 tiles
   Expr L = var(Lane), K0 = mul(KK, c(16));
@@ -249,7 +264,7 @@ Stmt MmaTiler::loadFragments(const Side &O, const Expr &Stage, const Expr &KK) {
       X = add(mul(var(T), c(8)), G);
       K = add(add(mul(Tg, c(2)), imod(Ev, c(2))), mul(idiv(Ev, c(2)), c(8)));
     }
-    Stmt Ld = store(O.Frag, {var(T), Ev},
+    Stmt Ld = store(O.Frag, {Buf, var(T), Ev},
                     load(O.Op->Type, O.Tile, At(add(warpOffset(O), X), add(K0, K))), Line);
     return unrolled(T, Tiles, unrolled(E, IsA ? 8 : 4, Ld, Line), Line);
   }
@@ -269,22 +284,72 @@ Stmt MmaTiler::loadFragments(const Side &O, const Expr &Stage, const Expr &KK) {
   else
     K = add(K, R8);
   Stmt Ld = std::make_shared<LdMatrixNode>(
-      4, !KF, O.Frag, std::vector<Expr>{IsA ? var(T) : mul(var(T), c(2)), c(0)}, O.Tile, At(X, K),
+      4, !KF, O.Frag, std::vector<Expr>{Buf, IsA ? var(T) : mul(var(T), c(2)), c(0)}, O.Tile,
+      At(X, K),
       Line);
   return unrolled(T, IsA ? Tiles : Tiles / 2, Ld, Line);
 }
 
-/// 5. One stage's k tile: per k step of 16 the warp's fragments, then its
-/// (WM / 16) x (WN / 8) mma tiles.
-Stmt MmaTiler::compute(const Expr &Stage) {
-  std::string KK = Names.fresh("kk"), I = Names.fresh("i"), J = Names.fresh("j");
+/// 5. The warp's (WM / 16) x (WN / 8) mma tiles on fragment buffer Buf.
+Stmt MmaTiler::mmas(const Expr &Buf) {
+  std::string I = Names.fresh("i"), J = Names.fresh("j");
   Stmt Mma = std::make_shared<MmaNode>(
       MmaShape::M16N8K16, N.Acc, std::vector<Expr>{var(I), var(J), c(0)}, Sides[0].Frag,
-      std::vector<Expr>{var(I), c(0)}, Sides[1].Frag, std::vector<Expr>{var(J), c(0)}, Line);
-  Stmt Step = block({loadFragments(Sides[0], Stage, var(KK)),
-                     loadFragments(Sides[1], Stage, var(KK)),
-                     unrolled(I, S.WarpM / 16, unrolled(J, S.WarpN / 8, Mma, Line), Line)});
-  return unrolled(KK, S.TileK / 16, Step, Line);
+      std::vector<Expr>{Buf, var(I), c(0)}, Sides[1].Frag, std::vector<Expr>{Buf, var(J), c(0)},
+      Line);
+  return unrolled(I, S.WarpM / 16, unrolled(J, S.WarpN / 8, Mma, Line), Line);
+}
+
+/// 6. The k loop with Stages >= 2 and an even number of k steps per tile
+/// when double_buffer = on, software-pipelined at two levels. Tiles: the first Stages - 1 k tiles
+/// are issued up front; step 0 of tile kt refills the stage tile kt - 1
+/// used with tile kt + Stages - 1, and before the last step every thread
+/// waits for tile kt + 1 (at most Stages - 2 younger groups in flight) and
+/// passes a barrier, so every warp is done with tile kt - 1's stage before
+/// anyone refills it. Fragments: two buffers, step s + 1's (the next
+/// tile's first, after the last step) loaded before step s's mmas, so the
+/// ldmatrix latency and the barrier hide behind mmas. One commit per tile
+/// keeps the group count uniform.
+Stmt MmaTiler::pipelinedLoop(const Expr &Tiles) {
+  int64_t Steps = S.TileK / 16, St = S.Stages;
+  auto Commit = [&] { return std::make_shared<AsyncCommitNode>(Line); };
+  auto Wait = [&](int64_t P) { return std::make_shared<AsyncWaitNode>(unsigned(P), Line); };
+  std::vector<Stmt> Out;
+  std::string Pro = Names.fresh("s");
+  Out.push_back(unrolled(
+      Pro, St - 1,
+      block({ifThen(lt(var(Pro), Tiles), copyBoth(var(Pro), var(Pro), true), nullptr, Line),
+             Commit()}),
+      Line));
+  Out.push_back(Wait(St - 2));
+  Out.push_back(barrier(Line));
+  Out.push_back(ifThen(lt(c(0), Tiles), loadBoth(0, c(0), 0), nullptr, Line));
+  std::string Cur = Names.fresh("stage"), Nxt = Names.fresh("next");
+  Expr HasNext = lt(add(var(KT), c(1)), Tiles);
+  std::vector<Stmt> Iter;
+  for (int64_t K = 0; K < Steps; ++K) {
+    if (K == Steps - 1) {
+      Iter.push_back(Wait(St - 2));
+      Iter.push_back(barrier(Line));
+    }
+    if (K + 1 < Steps)
+      Iter.push_back(loadBoth((K + 1) % 2, var(Cur), K + 1));
+    else
+      Iter.push_back(ifThen(HasNext, loadBoth(0, var(Nxt), 0), nullptr, Line));
+    if (K == 0) {
+      Expr Fill = add(var(KT), c(St - 1));
+      Iter.push_back(ifThen(lt(Fill, Tiles), copyBoth(Fill, imod(Fill, c(St)), true), nullptr,
+                            Line));
+      Iter.push_back(Commit());
+    }
+    Iter.push_back(mmas(c(K % 2)));
+  }
+  Stmt Body = letStmt(Cur, imod(var(KT), c(St)),
+                      letStmt(Nxt, imod(add(var(KT), c(1)), c(St)), block(std::move(Iter)), Line),
+                      Line);
+  Out.push_back(forLoop(KT, c(0), Tiles, ForKind::Serial, Body, Line));
+  Out.push_back(Wait(0));
+  return block(std::move(Out));
 }
 
 Stmt MmaTiler::tile(const Stmt &Nest, std::vector<Knob> &) {
@@ -318,14 +383,7 @@ Stmt MmaTiler::tile(const Stmt &Nest, std::vector<Knob> &) {
     chooseLayout(O);
   }
 
-  // 6. The accumulators start as the nest's init; then the k loop over a
-  //    ring of stages: with Stages >= 2 the first Stages - 1 k tiles are
-  //    issued up front, and each iteration waits for tile kt (at most
-  //    Stages - 2 groups younger than it in flight), passes a barrier (so
-  //    every warp is done with the stage read last iteration), refills that
-  //    stage with tile kt + Stages - 1, and computes tile kt. One commit
-  //    per tile keeps the group count uniform. With Stages = 1 the copies
-  //    are synchronous, with a barrier on each side of the compute.
+  // 7. The accumulators start as the nest's init; then the k loop.
   std::vector<Stmt> Body;
   std::string I = Names.fresh("i"), J = Names.fresh("j"), E = Names.fresh("e");
   {
@@ -340,21 +398,34 @@ Stmt MmaTiler::tile(const Stmt &Nest, std::vector<Knob> &) {
                             Line));
   }
   Expr Tiles = ceilDiv(N.Red->Extent, S.TileK);
-  auto CopyBoth = [&](const Expr &KTile, const Expr &Stage, bool Async) {
-    return block({copyTile(Sides[0], KTile, Stage, Async),
-                  copyTile(Sides[1], KTile, Stage, Async)});
-  };
+  int64_t Steps = S.TileK / 16;
   auto Commit = [&] { return std::make_shared<AsyncCommitNode>(Line); };
   auto Wait = [&](unsigned Pending) { return std::make_shared<AsyncWaitNode>(Pending, Line); };
-  if (S.Stages == 1) {
+  // One k tile's steps on one fragment buffer, for the forms below.
+  auto Compute = [&](const Expr &Stage) {
+    std::vector<Stmt> Out;
+    for (int64_t K = 0; K < Steps; ++K) {
+      Out.push_back(loadBoth(0, Stage, K));
+      Out.push_back(mmas(c(0)));
+    }
+    return block(std::move(Out));
+  };
+  bool Pipelined = S.Stages >= 2 && Steps % 2 == 0 && S.DoubleBuffer;
+  if (Pipelined) {
+    Body.push_back(pipelinedLoop(Tiles));
+  } else if (S.Stages == 1) {
+    // Synchronous copies into one stage, a barrier on each side.
     Body.push_back(forLoop(KT, c(0), Tiles, ForKind::Serial,
-                           block({CopyBoth(var(KT), c(0), false), barrier(Line), compute(c(0)),
+                           block({copyBoth(var(KT), c(0), false), barrier(Line), Compute(c(0)),
                                   barrier(Line)}),
                            Line));
   } else {
+    // The ring of stages, fragments loaded step by step: wait for tile kt,
+    // a barrier (every warp is done with tile kt - 1's stage), refill that
+    // stage with tile kt + Stages - 1, compute tile kt.
     std::string St = Names.fresh("s");
     Body.push_back(unrolled(St, S.Stages - 1,
-                            block({ifThen(lt(var(St), Tiles), CopyBoth(var(St), var(St), true),
+                            block({ifThen(lt(var(St), Tiles), copyBoth(var(St), var(St), true),
                                           nullptr, Line),
                                    Commit()}),
                             Line));
@@ -362,14 +433,14 @@ Stmt MmaTiler::tile(const Stmt &Nest, std::vector<Knob> &) {
     Body.push_back(forLoop(
         KT, c(0), Tiles, ForKind::Serial,
         block({Wait(static_cast<unsigned>(S.Stages - 2)), barrier(Line),
-               ifThen(lt(Next, Tiles), CopyBoth(Next, imod(Next, c(S.Stages)), true), nullptr,
+               ifThen(lt(Next, Tiles), copyBoth(Next, imod(Next, c(S.Stages)), true), nullptr,
                       Line),
-               Commit(), compute(imod(var(KT), c(S.Stages)))}),
+               Commit(), Compute(imod(var(KT), c(S.Stages)))}),
         Line));
     Body.push_back(Wait(0));
   }
 
-  // 7. The epilogue per accumulator element (c_e: row g + 8 (e >> 1),
+  // 8. The epilogue per accumulator element (c_e: row g + 8 (e >> 1),
   //    column 2 t + (e & 1)), for the outputs inside the tensor.
   {
     AccReplacer R;
@@ -390,15 +461,16 @@ Stmt MmaTiler::tile(const Stmt &Nest, std::vector<Knob> &) {
         unrolled(I, S.WarpM / 16, unrolled(J, S.WarpN / 8, unrolled(E, 4, St, Line), Line), Line));
   }
 
-  // 8. Storage: the accumulator fragments, each side's fragments and tile.
+  // 9. Storage: the accumulator fragments, each side's fragments and tile.
   Stmt Launch = block(std::move(Body));
   Launch = allocate(tempBuffer(N.Acc, DType::F32, {c(S.WarpM / 16), c(S.WarpN / 8), c(4)},
                                MemScope::Fragment),
                     Launch, Line);
-  Launch = allocate(tempBuffer(Sides[1].Frag, Sides[1].Op->Type, {c(S.WarpN / 8), c(4)},
+  Expr Bufs = c(Pipelined ? 2 : 1);
+  Launch = allocate(tempBuffer(Sides[1].Frag, Sides[1].Op->Type, {Bufs, c(S.WarpN / 8), c(4)},
                                MemScope::Fragment),
                     Launch, Line);
-  Launch = allocate(tempBuffer(Sides[0].Frag, Sides[0].Op->Type, {c(S.WarpM / 16), c(8)},
+  Launch = allocate(tempBuffer(Sides[0].Frag, Sides[0].Op->Type, {Bufs, c(S.WarpM / 16), c(8)},
                                MemScope::Fragment),
                     Launch, Line);
   for (int Sd = 1; Sd >= 0; --Sd) {
@@ -410,7 +482,7 @@ Stmt MmaTiler::tile(const Stmt &Nest, std::vector<Knob> &) {
     Launch = allocate(T, Inner, Line);
   }
 
-  // 9. Coordinates: lane and warp; the output tile (tm, tn) of block pid,
+  // 10. Coordinates: lane and warp; the output tile (tm, tn) of block pid,
   //    row by row or in groups of 8 tile rows (consecutive blocks then
   //    share B's k tiles in L2, and A's across the group); the batch.
   Launch = letStmt(Lane, imod(var(TX), c(32)),
@@ -463,7 +535,7 @@ Stmt MmaTiler::tile(const Stmt &Nest, std::vector<Knob> &) {
              std::to_string(S.WarpN) + ", k tile " + std::to_string(S.TileK) + ", " +
              std::to_string(S.Stages) + " stages");
 
-  // 10. The GPU loops: threads, block.x over the output tiles, block.z over
+  // 11. The GPU loops: threads, block.x over the output tiles, block.z over
   //     the flattened batch loops.
   Launch = block({note(Note, Line), Launch});
   Launch = forLoop(TX, c(0), c(S.threads()), ForKind::ThreadX, Launch, Line);

@@ -179,6 +179,10 @@ __device__ __forceinline__ __nv_bfloat16 tdsl_unpack<__nv_bfloat16>(uint32_t w, 
 #define TDSL_NEEDS_SM80() (void)0
 #endif
 
+// The dynamic shared memory of a kernel whose tiles pass the default 48 KiB:
+// it carves them from here at the offsets of ir/Launch.h's analysis.
+extern __shared__ __align__(16) unsigned char tdsl_smem[];
+
 __device__ __forceinline__ uint32_t tdsl_smem_addr(const void *p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
