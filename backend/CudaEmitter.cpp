@@ -967,13 +967,10 @@ void FuncEmitter::emitStmt(const Stmt &S, ExprWriter &W, bool Last) {
         line() << "tdsl_cp_async<" << Bytes << ">(&" << DE << ", &" << SE << ", true);\n";
         return;
       }
-      // Where the copy is not valid its address may lie outside the tensor:
-      // it is not formed, and the copy reads nothing.
-      line() << "{\n";
-      line() << "  const bool tdsl_ok = " << Valid << ";\n";
-      line() << "  tdsl_cp_async<" << Bytes << ">(&" << DE << ", tdsl_ok ? &" << SE << " : "
-             << cName(N.Src) << ", tdsl_ok);\n";
-      line() << "}\n";
+      // Where the copy is not valid its address may lie outside the tensor;
+      // with a source size of 0 it is not read.
+      line() << "tdsl_cp_async<" << Bytes << ">(&" << DE << ", &" << SE << ", " << Valid
+             << ");\n";
       return;
     }
     // Not global to shared, or not 4, 8 or 16 bytes: the data is visible only

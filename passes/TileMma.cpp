@@ -89,6 +89,8 @@ private:
   Side Sides[2]; ///< A (rows), B (columns)
   std::string BZ, PID, TM, TN, TX, Lane, Warp, KT;
   unsigned Line = 0;
+  /// The k loop being built copies with cp.async (both operands aligned).
+  bool WideCopies = false;
 
   bool decline(const Stmt &Nest, const std::string &Why) {
     remark(PassName, Nest->SrcLine,
@@ -198,7 +200,8 @@ void MmaTiler::chooseLayout(Side &O) {
 
 /// 3. The copy of O's k tile KTile into stage Stage by all threads, 16
 /// bytes (8 elements) each time: cp.async reading zeros outside the tensor
-/// where O.Aligned holds (and Async), else one guarded element at a time.
+/// in the k loop for aligned operands (Async and WideCopies), else one
+/// guarded element at a time.
 Stmt MmaTiler::copyTile(const Side &O, const Expr &KTile, const Expr &Stage, bool Async) {
   int64_t Chunks = O.Cols / 8, Total = O.Rows * Chunks, Threads = S.threads();
   int64_t Rounds = (Total + Threads - 1) / Threads;
@@ -235,11 +238,7 @@ Stmt MmaTiler::copyTile(const Side &O, const Expr &KTile, const Expr &Stage, boo
     Body = letStmt(Q, add(var(TX), mul(var(Cc), c(Threads))), Body, Line);
     return unrolled(Cc, Rounds, Body, Line);
   };
-  if (!Async || !O.Aligned)
-    return Copy(false);
-  // One after another: the order of the fresh names is fixed.
-  Stmt Wide = Copy(true);
-  return ifThen(O.Aligned, Wide, Copy(false), Line);
+  return Copy(Async && WideCopies);
 }
 
 /// 4. The warp's fragments of O for k step KK of the staged tile: ldmatrix
@@ -367,6 +366,12 @@ Stmt MmaTiler::tile(const Stmt &Nest, std::vector<Knob> &) {
     return Nest;
   }
 
+  // A batched nest keeps its batch offsets in registers beside the 64x64
+  // warp tile's 160 accumulator and fragment registers, which then spill
+  // (ptxas -v, sm_80 and sm_90): unless pinned, its warps take 64x32.
+  if (!N.Batch.empty() && !findKnob(F, "warp_tile") && S.WarpN > 32 && S.BlockN % 32 == 0)
+    S.WarpN = 32;
+
   // Names: the launch's variables, then each side's tile and fragments.
   BZ = Names.fresh("bz");
   PID = Names.fresh("pid");
@@ -411,33 +416,47 @@ Stmt MmaTiler::tile(const Stmt &Nest, std::vector<Knob> &) {
     return block(std::move(Out));
   };
   bool Pipelined = S.Stages >= 2 && Steps % 2 == 0 && S.DoubleBuffer;
-  if (Pipelined) {
-    Body.push_back(pipelinedLoop(Tiles));
-  } else if (S.Stages == 1) {
-    // Synchronous copies into one stage, a barrier on each side.
-    Body.push_back(forLoop(KT, c(0), Tiles, ForKind::Serial,
-                           block({copyBoth(var(KT), c(0), false), barrier(Line), Compute(c(0)),
-                                  barrier(Line)}),
-                           Line));
-  } else {
+  auto KLoop = [&]() -> Stmt {
+    if (Pipelined)
+      return pipelinedLoop(Tiles);
+    if (S.Stages == 1) {
+      // Synchronous copies into one stage, a barrier on each side.
+      return forLoop(KT, c(0), Tiles, ForKind::Serial,
+                     block({copyBoth(var(KT), c(0), false), barrier(Line), Compute(c(0)),
+                            barrier(Line)}),
+                     Line);
+    }
     // The ring of stages, fragments loaded step by step: wait for tile kt,
     // a barrier (every warp is done with tile kt - 1's stage), refill that
     // stage with tile kt + Stages - 1, compute tile kt.
     std::string St = Names.fresh("s");
-    Body.push_back(unrolled(St, S.Stages - 1,
-                            block({ifThen(lt(var(St), Tiles), copyBoth(var(St), var(St), true),
-                                          nullptr, Line),
-                                   Commit()}),
-                            Line));
     Expr Next = add(var(KT), c(S.Stages - 1));
-    Body.push_back(forLoop(
-        KT, c(0), Tiles, ForKind::Serial,
-        block({Wait(static_cast<unsigned>(S.Stages - 2)), barrier(Line),
-               ifThen(lt(Next, Tiles), copyBoth(Next, imod(Next, c(S.Stages)), true), nullptr,
-                      Line),
-               Commit(), Compute(imod(var(KT), c(S.Stages)))}),
-        Line));
-    Body.push_back(Wait(0));
+    return block(
+        {unrolled(St, S.Stages - 1,
+                  block({ifThen(lt(var(St), Tiles), copyBoth(var(St), var(St), true), nullptr,
+                                Line),
+                         Commit()}),
+                  Line),
+         forLoop(KT, c(0), Tiles, ForKind::Serial,
+                 block({Wait(static_cast<unsigned>(S.Stages - 2)), barrier(Line),
+                        ifThen(lt(Next, Tiles), copyBoth(Next, imod(Next, c(S.Stages)), true),
+                               nullptr, Line),
+                        Commit(), Compute(imod(var(KT), c(S.Stages)))}),
+                 Line),
+         Wait(0)});
+  };
+  // Two versions of the loop, chosen once per launch: 16-byte async copies
+  // where both operands' rows are whole 16-byte chunks and the tensors
+  // 16-byte aligned, guarded element copies otherwise. Each version keeps
+  // only its own addresses in registers.
+  if (S.Stages >= 2 && Sides[0].Aligned && Sides[1].Aligned) {
+    WideCopies = true;
+    Stmt Wide = KLoop();
+    WideCopies = false;
+    Body.push_back(ifThen(land(Sides[0].Aligned, Sides[1].Aligned), Wide, KLoop(), Line));
+  } else {
+    WideCopies = false;
+    Body.push_back(KLoop());
   }
 
   // 8. The epilogue per accumulator element (c_e: row g + 8 (e >> 1),

@@ -317,9 +317,12 @@ template <typename T, typename I> __device__ __forceinline__ T tdsl_frag_get(con
 }
 
 // The storage offset of row-major offset o in a buffer swizzled (Bits, Base,
-// Shift): bits [Base, Base + Bits) XORed with bits [Base + Shift, ...).
-template <int Bits, int Base, int Shift, typename I> __device__ __forceinline__ I tdsl_swizzle(I o) {
-  return o ^ (((o >> (Base + Shift)) & ((I(1) << Bits) - 1)) << Base);
+// Shift): bits [Base, Base + Bits) XORed with bits [Base + Shift, ...). Shared
+// offsets fit 32 bits, so the 64-bit-index kernels compute them in 32 bits
+// too (fewer registers).
+template <int Bits, int Base, int Shift>
+__device__ __forceinline__ int32_t tdsl_swizzle(int32_t o) {
+  return o ^ (((o >> (Base + Shift)) & ((1 << Bits) - 1)) << Base);
 }
 
 //===-- Host helpers of the launchers -------------------------------------===//
