@@ -38,8 +38,8 @@ const std::vector<KnobSpec> &knobSpecs() {
        "flight (default 4; 1: synchronous copies)"},
       {"tensor_cores", "tile-mma", "auto | on | off",
        "f16, bf16 contractions on tensor cores (mma.sync, sm_80 and newer); off gives the "
-       "CUDA-core kernel; on makes a contraction tile-mma cannot take a located error "
-       "(default auto)"},
+       "CUDA-core kernel; on also says (--remarks) why a nest that is no contraction was not "
+       "taken (default auto)"},
       {"warp_tile", "tile-mma", "[WM, WN]",
        "outputs per warp on tensor cores, multiples of 16 (default [64, 64])"},
       {"ldmatrix", "tile-mma", "on | off",

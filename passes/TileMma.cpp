@@ -94,7 +94,7 @@ private:
 
   bool decline(const Stmt &Nest, const std::string &Why) {
     remark(PassName, Nest->SrcLine,
-           (S.Mode == TensorCores::On ? "error: tensor_cores = on, but " : "") + Why +
+           (S.Mode == TensorCores::On ? "tensor_cores = on, but " : "") + Why +
                "; left to the passes after it");
     return false;
   }
@@ -556,7 +556,9 @@ Stmt MmaTiler::tile(const Stmt &Nest, std::vector<Knob> &) {
 
   // 11. The GPU loops: threads, block.x over the output tiles, block.z over
   //     the flattened batch loops.
-  Launch = block({note(Note, Line), Launch});
+  // The index arithmetic as built has "+ 0" and "0 * 16" of the unrolled
+  // k steps: folded here, so the IR after this pass reads as it runs.
+  Launch = simplifyStmt(block({note(Note, Line), Launch}));
   Launch = forLoop(TX, c(0), c(S.threads()), ForKind::ThreadX, Launch, Line);
   Launch = forLoop(PID, c(0), mul(RowsT, ColsT), ForKind::BlockX, Launch, Line);
   if (!N.Batch.empty())

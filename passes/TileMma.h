@@ -5,9 +5,8 @@
 //   ACC[0] + f32(A) * f32(B) with A and B f16 (or both bf16) and ACC f32,
 //   in either order of the operands, when the tensor-core schedule allows
 //   it (passes/Schedule.h, MmaSchedule). Anything else is declined with a
-//   remark and left to tile-contraction; with tensor_cores = on a decline
-//   is an error of the pass (a located remark, and the contraction still
-//   runs on CUDA cores).
+//   remark and left to tile-contraction; with tensor_cores = on the remark
+//   also covers nests that are no contraction at all, and says so.
 // Ensures: the same sums, each output adding its k terms in groups of 16
 //   (the mma's own order within a group is unspecified, so results equal
 //   the CUDA-core path's exactly when the sums are exact, as with

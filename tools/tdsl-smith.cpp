@@ -182,6 +182,33 @@ std::vector<std::pair<std::string, std::string>> contractionKnobs(Rng &R) {
   return Out;
 }
 
+/// A consistent tensor-core schedule (tile-mma), drawn instead of
+/// contractionKnobs: warp tiles of 16 to 64, blocks of up to 2 x 2 warps, k
+/// tiles of 16 to 64 through 1 to 4 stages, each refinement on or off. The
+/// CUDA-core path takes the same block and k tiles (8x8 thread tiles divide
+/// them, and their shared tiles fit), so a nest tile-mma declines still has
+/// a valid schedule.
+std::vector<std::pair<std::string, std::string>> mmaKnobs(Rng &R) {
+  static const int Warp[][2] = {{16, 16}, {32, 32}, {64, 32}, {32, 64}, {64, 64}};
+  const int *W = Warp[R() % 5];
+  int GM = 1 + R() % 2, GN = 1 + R() % 2;
+  auto L = [](int A, int B) { return "[" + std::to_string(A) + ", " + std::to_string(B) + "]"; };
+  std::vector<std::pair<std::string, std::string>> Out = {
+      {"tensor_cores", pick(R, {"auto", "auto", "off"})},
+      {"warp_tile", L(W[0], W[1])},
+      {"block_tile", L(W[0] * GM, W[1] * GN)},
+      {"k_tile", pick(R, {"16", "32", "48", "64"})},
+      {"stages", pick(R, {"1", "2", "3", "4"})}};
+  for (const char *Key : {"ldmatrix", "double_buffer"})
+    if (R() % 2)
+      Out.push_back({Key, pick(R, {"on", "off"})});
+  if (R() % 2)
+    Out.push_back({"swizzle", pick(R, {"auto", "off"})});
+  if (R() % 2)
+    Out.push_back({"block_order", pick(R, {"rows", "grouped"})});
+  return Out;
+}
+
 //===----------------------------------------------------------------------===//
 // Running one check, isolated
 //===----------------------------------------------------------------------===//
@@ -542,9 +569,17 @@ int main(int Argc, char **Argv) {
     for (const ScheduleKnob &K : ScheduleKnobs)
       if (R() % 2)
         P.Schedule.push_back({K.Key, K.Value(R)});
-    if (R() % 2)
+    switch (R() % 3) {
+    case 0:
       for (auto &KV : contractionKnobs(R))
         P.Schedule.push_back(KV);
+      break;
+    case 1:
+      for (auto &KV : mmaKnobs(R))
+        P.Schedule.push_back(KV);
+      break;
+    default: break;
+    }
     if (R() % 2)
       for (auto &KV : reductionKnobs(R))
         P.Schedule.push_back(KV);

@@ -127,4 +127,45 @@ TEST(Schedule, ImpossibleCombinationsAreProblems) {
   EXPECT_EQ(problemFor(withKnobs({"padding=auto", "padding=3"}), "padding"), "");
 }
 
+TEST(Schedule, TensorCoreKnobs) {
+  // The defaults: 128x128 blocks of four 64x64 warps, k tiles of 32 through
+  // four stages; a batched nest narrows its warps itself (tile-mma).
+  MmaSchedule D = mmaSchedule(ir::Func());
+  EXPECT_EQ(D.threads(), 128);
+  EXPECT_EQ(D.sharedBytes(2), 4 * 32 * 256 * 2);
+  EXPECT_TRUE(D.Unusable.empty());
+  EXPECT_NE(problemFor(withKnobs({"tensor_cores=maybe"}), "tensor_cores"), "");
+  EXPECT_NE(problemFor(withKnobs({"ldmatrix=2"}), "ldmatrix"), "");
+  EXPECT_NE(problemFor(withKnobs({"double_buffer=yes"}), "double_buffer"), "");
+  EXPECT_NE(problemFor(withKnobs({"swizzle=on"}), "swizzle").find("'auto' or 'off'"),
+            std::string::npos);
+  EXPECT_NE(problemFor(withKnobs({"block_order=cols"}), "block_order"), "");
+  EXPECT_NE(problemFor(withKnobs({"stages=9"}), "stages"), "");
+  EXPECT_NE(problemFor(withKnobs({"warp_tile=[64,40]"}), "warp_tile").find("multiple of 16x16"),
+            std::string::npos);
+  EXPECT_NE(problemFor(withKnobs({"warp_tile=[64,64]", "block_tile=[96,128]"}), "warp_tile")
+                .find("not a multiple of the warp tile"),
+            std::string::npos);
+  EXPECT_NE(problemFor(withKnobs({"warp_tile=[16,16]", "block_tile=[256,256]"}), "warp_tile")
+                .find("the limit is 1024"),
+            std::string::npos);
+  // A k tile or block tile pinned for the CUDA cores that the tensor cores
+  // cannot take is no problem: tile-mma leaves the nest to tile-contraction.
+  ir::Func Cores = withKnobs({"k_tile=8", "block_tile=[32,32]"});
+  EXPECT_EQ(problemFor(Cores, "k_tile"), "");
+  EXPECT_NE(mmaSchedule(Cores).Unusable.find("multiple of 16"), std::string::npos);
+  EXPECT_EQ(mmaSchedule(Cores).WarpM, 32); // the warp tile follows the block tile
+  // With tensor_cores = on the same k tile is one.
+  EXPECT_NE(problemFor(withKnobs({"tensor_cores=on", "k_tile=8"}), "k_tile")
+                .find("on tensor cores"),
+            std::string::npos);
+  EXPECT_NE(problemFor(withKnobs({"tensor_cores=on", "stages=8", "k_tile=64",
+                                  "block_tile=[256,256]"}),
+                       "block_tile")
+                .find("shared-memory tiles need"),
+            std::string::npos);
+  // Off: the tensor-core limits do not apply.
+  EXPECT_EQ(problemFor(withKnobs({"tensor_cores=off", "warp_tile=[64,40]"}), "warp_tile"), "");
+}
+
 } // namespace
