@@ -123,6 +123,25 @@ bool contiguousIn(const std::vector<ir::Expr> &Idx, const std::string &V);
 ir::Stmt bindFlatIndex(const std::vector<const ir::ForNode *> &Loops, const ir::Expr &Flat,
                        ir::Stmt Body);
 
+/// Index arithmetic as the tiling passes build it (simplify folds it).
+inline ir::Expr cInt(int64_t V) { return ir::intImm(V); }
+inline ir::Expr idiv(ir::Expr A, ir::Expr B) {
+  return ir::binary(ir::BinaryOp::Div, std::move(A), std::move(B));
+}
+inline ir::Expr imod(ir::Expr A, ir::Expr B) {
+  return ir::binary(ir::BinaryOp::Mod, std::move(A), std::move(B));
+}
+inline ir::Expr land(ir::Expr A, ir::Expr B) {
+  return ir::binary(ir::BinaryOp::And, std::move(A), std::move(B));
+}
+inline ir::Expr ceilDiv(ir::Expr A, int64_t B) {
+  return idiv(ir::add(std::move(A), cInt(B - 1)), cInt(B));
+}
+/// Min + X, without the "0 +" of the usual loop that starts at 0.
+inline ir::Expr fromMin(const ir::Expr &Min, ir::Expr X) {
+  return ir::asConstInt(Min) == 0 ? X : ir::add(Min, std::move(X));
+}
+
 /// A pass's own buffer (a temporary: shared tile, registers), unpadded.
 ir::Buffer tempBuffer(const std::string &Name, DType T, std::vector<ir::Expr> Shape,
                       ir::MemScope Scope);

@@ -32,13 +32,7 @@ struct Operand {
 };
 
 Expr c(int64_t V) { return intImm(V); }
-Expr div(Expr A, Expr B) { return binary(BinaryOp::Div, std::move(A), std::move(B)); }
-Expr mod(Expr A, Expr B) { return binary(BinaryOp::Mod, std::move(A), std::move(B)); }
 Expr le(Expr A, Expr B) { return binary(BinaryOp::Le, std::move(A), std::move(B)); }
-Expr land(Expr A, Expr B) { return binary(BinaryOp::And, std::move(A), std::move(B)); }
-Expr ceilDiv(Expr A, int64_t B) { return div(add(std::move(A), c(B - 1)), c(B)); }
-/// Min + X, without the "0 +" of the usual loop that starts at 0.
-Expr fromMin(const Expr &Min, Expr X) { return asConstInt(Min) == 0 ? X : add(Min, std::move(X)); }
 
 class Tiler {
 public:
@@ -87,8 +81,8 @@ private:
   Expr outputOffset(bool Row, Expr I) const {
     int64_t VW = S.VectorWidth, Threads = threadsAlong(Row);
     Expr Thread = var(Row ? TR : TC);
-    return simplifyExpr(add(add(mul(div(I, c(VW)), c(Threads * VW)), mul(Thread, c(VW))),
-                            mod(I, c(VW))));
+    return simplifyExpr(add(add(mul(idiv(I, c(VW)), c(Threads * VW)), mul(Thread, c(VW))),
+                            imod(I, c(VW))));
   }
   /// The same for output G * VW + V of a thread (group G, lane V).
   Expr outputOffset(bool Row, const Expr &G, const Expr &V) const {
@@ -149,13 +143,13 @@ CopyCoords copyCoords(const ContractionSchedule &S, const Operand &O, const std:
   CopyCoords R;
   Expr Fast, Slow;
   if (Threads % Lanes == 0 && Runs % Threads == 0) {
-    Fast = Lanes == 1 ? c(0) : mod(var(TX), c(Lanes));
+    Fast = Lanes == 1 ? c(0) : imod(var(TX), c(Lanes));
     Expr Step = Threads == Lanes ? var(C) : mul(var(C), c(Threads / Lanes));
-    Slow = add(Lanes == 1 ? var(TX) : div(var(TX), c(Lanes)), Step);
+    Slow = add(Lanes == 1 ? var(TX) : idiv(var(TX), c(Lanes)), Step);
   } else {
     Expr L = add(var(TX), mul(var(C), c(Threads)));
-    Fast = mod(L, c(Lanes));
-    Slow = div(L, c(Lanes));
+    Fast = imod(L, c(Lanes));
+    Slow = idiv(L, c(Lanes));
     if (Runs % Threads)
       R.Guard = lt(L, c(Runs));
   }
@@ -193,7 +187,7 @@ void Tiler::chooseRun(Operand &O) const {
   std::vector<Expr> First(B->rank(), c(0));
   O.WideCond = call(Intrinsic::Aligned, {load(B->Type, B->Name, First), c(16)});
   if (B->rank() > 1)
-    O.WideCond = land(binary(BinaryOp::Eq, mod(B->Shape.back(), c(Run)), c(0)), O.WideCond);
+    O.WideCond = land(binary(BinaryOp::Eq, imod(B->Shape.back(), c(Run)), c(0)), O.WideCond);
 }
 
 /// One cooperative copy of O's k tile starting at KBase: into O.Next
@@ -401,10 +395,10 @@ Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
     Body.push_back(CopyAll(c(0), /*ToRegs=*/true));
     Body.push_back(StoreAll());
     Body.push_back(barrier(Line));
-    Stage = mod(var(KT), c(2));
+    Stage = imod(var(KT), c(2));
     Loop.push_back(ifThen(HasNext, CopyAll(add(KBase, c(S.TileK)), true), nullptr, Line));
     Loop.push_back(Compute());
-    Stage = mod(add(var(KT), c(1)), c(2));
+    Stage = imod(add(var(KT), c(1)), c(2));
     Loop.push_back(ifThen(HasNext, StoreAll(), nullptr, Line));
     Loop.push_back(barrier(Line));
   } else if (S.Prefetch) {
@@ -469,12 +463,12 @@ Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
   //    groups and LC column groups.
   int64_t TCT = S.BlockN / S.ThreadN, LC = S.LaneCols ? S.LaneCols : std::min<int64_t>(TCT, 32);
   if (LC == TCT || TCT % LC || (S.BlockM / S.ThreadM) % (32 / LC) || Threads % 32) {
-    Launch = letStmt(TR, div(var(TX), c(TCT)), letStmt(TC, mod(var(TX), c(TCT)), Launch, Line),
+    Launch = letStmt(TR, idiv(var(TX), c(TCT)), letStmt(TC, imod(var(TX), c(TCT)), Launch, Line),
                      Line);
   } else {
-    Expr W = div(var(TX), c(32)), Lane = mod(var(TX), c(32));
-    Launch = letStmt(TR, add(mul(div(W, c(TCT / LC)), c(32 / LC)), div(Lane, c(LC))),
-                     letStmt(TC, add(mul(mod(W, c(TCT / LC)), c(LC)), mod(Lane, c(LC))), Launch,
+    Expr W = idiv(var(TX), c(32)), Lane = imod(var(TX), c(32));
+    Launch = letStmt(TR, add(mul(idiv(W, c(TCT / LC)), c(32 / LC)), idiv(Lane, c(LC))),
+                     letStmt(TC, add(mul(imod(W, c(TCT / LC)), c(LC)), imod(Lane, c(LC))), Launch,
                              Line),
                      Line);
   }

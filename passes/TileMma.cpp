@@ -1,11 +1,7 @@
 //===- TileMma.cpp - Contractions on tensor cores: mma.sync, ldmatrix -----===//
 #include "passes/TileMma.h"
-#include "passes/ContractionMatch.h"
-#include "passes/PassUtils.h"
-#include "passes/Schedule.h"
+#include "passes/MmaStaging.h"
 #include "ir/Simplify.h"
-
-#include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
 #include <string>
@@ -19,17 +15,6 @@ namespace {
 constexpr const char *PassName = "tile-mma";
 
 Expr c(int64_t V) { return intImm(V); }
-Expr idiv(Expr A, Expr B) { return binary(BinaryOp::Div, std::move(A), std::move(B)); }
-Expr imod(Expr A, Expr B) { return binary(BinaryOp::Mod, std::move(A), std::move(B)); }
-Expr land(Expr A, Expr B) { return binary(BinaryOp::And, std::move(A), std::move(B)); }
-Expr ceilDiv(Expr A, int64_t B) { return idiv(add(std::move(A), c(B - 1)), c(B)); }
-Expr fromMin(const Expr &Min, Expr X) { return asConstInt(Min) == 0 ? X : add(Min, std::move(X)); }
-/// A loop over a warp's tiles or a thread's copies: constant and small, so
-/// the unroll pass unrolls it fully (from -O2) and fragment indices become
-/// constants, which keeps the fragments in registers.
-Stmt unrolled(const std::string &V, int64_t N, Stmt Body, unsigned Line) {
-  return forLoop(V, c(0), c(N), ForKind::Serial, std::move(Body), Line);
-}
 
 /// f32(L) of a load L of f16 or bf16: L's type, else nothing.
 std::optional<DType> halfOperand(const Expr &E, Expr &Load) {
@@ -42,40 +27,6 @@ std::optional<DType> halfOperand(const Expr &E, Expr &Load) {
   return L->Type;
 }
 
-/// 1. Bank model: wavefronts of the worst phase of 8 lanes that each move
-/// 16 bytes (an ldmatrix phase reads 8 rows at one column; a copy phase
-/// writes 8 consecutive chunks), in a tile of Rows x Cols elements of 2
-/// bytes stored under Swz. One wavefront serves 8 distinct 16-byte bank
-/// groups of a 128-byte line.
-int64_t worstPhase(int64_t Rows, int64_t Cols, const Swizzle &Swz, bool Column) {
-  int64_t Chunks = Cols / 8, Worst = 1;
-  for (int64_t First = 0; First + 8 <= Rows * Chunks; First += 8) {
-    int64_t Count[8] = {};
-    for (int64_t L = 0; L < 8; ++L) {
-      // Column phases: rows First/Chunks*8.. at chunk First % Chunks.
-      int64_t Q = Column ? ((First / Chunks) / 8 * 8 + L) * Chunks + First % Chunks : First + L;
-      if (Q / Chunks >= Rows)
-        continue;
-      int64_t Off = Swz ? Swz.apply(Q * 8) : Q * 8;
-      Worst = std::max(Worst, ++Count[(Off / 8) % 8]);
-    }
-  }
-  return Worst;
-}
-
-/// The operand of one side as staged: its tile is Rows x Cols with the
-/// operand's contiguous index last (k when KFastest, else m or n).
-struct Side {
-  const ContractionOperand *Op = nullptr;
-  const ForNode *XLoop = nullptr;
-  int64_t BX = 0, WX = 0;
-  int64_t Rows = 0, Cols = 0;
-  std::string Tile, Frag;
-  Swizzle Swz;
-  std::string SwzNote;
-  Expr Aligned; ///< 16-byte copies can run: rows of whole chunks, 16-byte base
-};
-
 class MmaTiler {
 public:
   explicit MmaTiler(Func &F) : F(F), Names(F) {}
@@ -86,7 +37,7 @@ private:
   NameTable Names;
   MmaSchedule S;
   ContractionNest N;
-  Side Sides[2]; ///< A (rows), B (columns)
+  MmaOperandStage Sides[2]; ///< A (rows), B (columns)
   std::string BZ, PID, TM, TN, TX, Lane, Warp, KT;
   unsigned Line = 0;
   /// The k loop being built copies with cp.async (both operands aligned).
@@ -99,20 +50,12 @@ private:
     return false;
   }
   bool match(const Stmt &Nest);
-  void chooseLayout(Side &O);
-  Expr warpOffset(const Side &O) const {
-    int64_t WarpsN = S.BlockN / S.WarpN;
-    Expr W = var(Warp);
-    return mul(&O == &Sides[0] ? idiv(W, c(WarpsN)) : imod(W, c(WarpsN)), c(O.WX));
+  Stmt copyTile(const MmaOperandStage &O, const Expr &KTile, const Expr &Stage, bool Async) {
+    return O.copy(Names, S, TX, KTile, Stage, Async && WideCopies, Line);
   }
-  Expr blockOffset(const Side &O) const {
-    return mul(var(&O == &Sides[0] ? TM : TN), c(O.BX));
-  }
-  Stmt copyTile(const Side &O, const Expr &KTile, const Expr &Stage, bool Async);
-  Stmt loadFragments(const Side &O, const Expr &Buf, const Expr &Stage, const Expr &KK);
   Stmt loadBoth(int64_t Buf, const Expr &Stage, int64_t KK) {
-    return block({loadFragments(Sides[0], c(Buf), Stage, c(KK)),
-                  loadFragments(Sides[1], c(Buf), Stage, c(KK))});
+    return block({Sides[0].loadFragments(Names, S, Lane, c(Buf), Stage, c(KK), Line),
+                  Sides[1].loadFragments(Names, S, Lane, c(Buf), Stage, c(KK), Line)});
   }
   Stmt mmas(const Expr &Buf);
   Stmt copyBoth(const Expr &KTile, const Expr &Stage, bool Async) {
@@ -148,145 +91,14 @@ bool MmaTiler::match(const Stmt &Nest) {
   if (N.Operands.size() != 2 || N.Operands[0].RowSide == N.Operands[1].RowSide)
     return decline(Nest, "the product is not one row operand times one column operand");
   for (const ContractionOperand &O : N.Operands) {
-    Side &Sd = Sides[O.RowSide ? 0 : 1];
-    Sd = Side();
+    MmaOperandStage &Sd = Sides[O.RowSide ? 0 : 1];
+    Sd = MmaOperandStage();
     Sd.Op = &O;
+    Sd.IsA = O.RowSide;
     Sd.XLoop = O.RowSide ? N.Row : N.Col;
+    Sd.Red = N.Red;
   }
   return true;
-}
-
-/// 2. Each operand's tile keeps its contiguous index last, so a 16-byte
-/// copy moves 8 consecutive elements; the swizzle (from the bank model)
-/// XORs the 16-byte chunk with the row so that the 8 rows of an ldmatrix
-/// phase fall in 8 bank groups, which keeps the copies' phases free too.
-void MmaTiler::chooseLayout(Side &O) {
-  bool Row = &O == &Sides[0];
-  O.BX = Row ? S.BlockM : S.BlockN;
-  O.WX = Row ? S.WarpM : S.WarpN;
-  O.Rows = O.Op->KFastest ? O.BX : S.TileK;
-  O.Cols = O.Op->KFastest ? S.TileK : O.BX;
-  const auto &L = static_cast<const LoadNode &>(*O.Op->Load);
-  const Buffer *T = findTensor(F, L.Buffer);
-  const ForNode *Fast = O.Op->KFastest ? N.Red : O.XLoop;
-  std::optional<int64_t> Min = asConstInt(Fast->Min);
-  if (T && contiguousIn(L.Indices, Fast->Var) && Min && *Min % 8 == 0) {
-    std::vector<Expr> First(T->rank(), c(0));
-    O.Aligned = call(Intrinsic::Aligned, {load(T->Type, T->Name, First), c(16)});
-    if (T->rank() > 1)
-      O.Aligned = land(binary(BinaryOp::Eq, imod(T->Shape.back(), c(8)), c(0)), O.Aligned);
-  }
-  int64_t Chunks = O.Cols / 8;
-  O.Swz = Swizzle();
-  O.SwzNote.clear();
-  if (!S.Swizzle || !llvm::isPowerOf2_64(Chunks))
-    return;
-  unsigned LogQ = llvm::Log2_64(Chunks);
-  Swizzle Cand{std::min(3u, LogQ), 3, std::max(3u, LogQ)};
-  int64_t ReadBefore = worstPhase(O.Rows, O.Cols, Swizzle(), true),
-          ReadAfter = worstPhase(O.Rows, O.Cols, Cand, true),
-          CopyBefore = worstPhase(O.Rows, O.Cols, Swizzle(), false),
-          CopyAfter = worstPhase(O.Rows, O.Cols, Cand, false);
-  if (ReadAfter >= ReadBefore || CopyAfter > CopyBefore)
-    return;
-  O.Swz = Cand;
-  O.SwzNote = "[tile-mma] " + O.Tile + " swizzle(" + std::to_string(Cand.Bits) + ", 3, " +
-              std::to_string(Cand.Shift) + "): an ldmatrix phase reads 8 rows of " +
-              std::to_string(O.Cols * 2) + " bytes at one column, " +
-              std::to_string(ReadBefore) + " wavefronts unswizzled and " +
-              std::to_string(ReadAfter) + " swizzled; the 16-byte copies take " +
-              std::to_string(CopyAfter) + " (" + std::to_string(CopyBefore) + " unswizzled)";
-}
-
-/// 3. The copy of O's k tile KTile into stage Stage by all threads, 16
-/// bytes (8 elements) each time: cp.async reading zeros outside the tensor
-/// in the k loop for aligned operands (Async and WideCopies), else one
-/// guarded element at a time.
-Stmt MmaTiler::copyTile(const Side &O, const Expr &KTile, const Expr &Stage, bool Async) {
-  int64_t Chunks = O.Cols / 8, Total = O.Rows * Chunks, Threads = S.threads();
-  int64_t Rounds = (Total + Threads - 1) / Threads;
-  bool KF = O.Op->KFastest;
-  auto Copy = [&](bool Wide) {
-    std::string Cc = Names.fresh("c"), Q = Names.fresh("q"), R = Names.fresh("r"),
-                Col = Names.fresh("col");
-    auto Element = [&](Expr E) { // global (x, k) of element E of the chunk
-      Expr X = add(blockOffset(O), KF ? var(R) : add(var(Col), E));
-      Expr K = add(mul(KTile, c(S.TileK)), KF ? add(var(Col), E) : var(R));
-      Expr Src = substitute(O.Op->Load, O.XLoop->Var, fromMin(O.XLoop->Min, X));
-      Src = substitute(Src, N.Red->Var, fromMin(N.Red->Min, K));
-      return std::make_pair(Src, land(lt(X, O.XLoop->Extent), lt(K, N.Red->Extent)));
-    };
-    Stmt Body;
-    if (Wide) {
-      auto [Src, Valid] = Element(c(0));
-      const auto &L = static_cast<const LoadNode &>(*Src);
-      Body = std::make_shared<AsyncCopyNode>(O.Tile, std::vector<Expr>{Stage, var(R), var(Col)},
-                                             L.Buffer, L.Indices, 8, Line, Valid);
-    } else {
-      std::string E = Names.fresh("e");
-      auto [Src, Valid] = Element(var(E));
-      std::vector<Expr> Dst = {Stage, var(R), add(var(Col), var(E))};
-      Body = unrolled(E, 8,
-                      ifThen(Valid, store(O.Tile, Dst, Src, Line),
-                             store(O.Tile, Dst, zeroOf(O.Op->Type), Line), Line),
-                      Line);
-    }
-    Body = letStmt(R, idiv(var(Q), c(Chunks)),
-                   letStmt(Col, mul(imod(var(Q), c(Chunks)), c(8)), Body, Line), Line);
-    if (Total % Threads)
-      Body = ifThen(lt(var(Q), c(Total)), Body, nullptr, Line);
-    Body = letStmt(Q, add(var(TX), mul(var(Cc), c(Threads))), Body, Line);
-    return unrolled(Cc, Rounds, Body, Line);
-  };
-  return Copy(Async && WideCopies);
-}
-
-/// 4. The warp's fragments of O for k step KK of the staged tile: ldmatrix
-/// x4 per 16 x 16 (with .trans when O's contiguous index is not k), or,
-/// with ldmatrix = off, one shared load per element by the ISA's layout.
-Stmt MmaTiler::loadFragments(const Side &O, const Expr &Buf, const Expr &Stage,
-                                  const Expr &KK) {
-  bool IsA = &O == &Sides[0], KF = O.Op->KFastest;
-  int64_t Tiles = IsA ? O.WX / 16 : O.WX / 8; // A: m16 tiles; B: n8 tiles
-  Expr L = var(Lane), K0 = mul(KK, c(16));
-  auto At = [&](const Expr &X, const Expr &K) {
-    return KF ? std::vector<Expr>{Stage, X, K} : std::vector<Expr>{Stage, K, X};
-  };
-  if (!S.LdMatrix) {
-    std::string T = Names.fresh(IsA ? "i" : "j"), E = Names.fresh("e");
-    Expr G = idiv(L, c(4)), Tg = imod(L, c(4)), Ev = var(E);
-    Expr X, K;
-    if (IsA) { // a_e: row g + 8 ((e >> 1) & 1), column 2 t + (e & 1) + 8 (e >> 2)
-      X = add(mul(var(T), c(16)), add(G, mul(imod(idiv(Ev, c(2)), c(2)), c(8))));
-      K = add(add(mul(Tg, c(2)), imod(Ev, c(2))), mul(idiv(Ev, c(4)), c(8)));
-    } else { // b_e: row 2 t + (e & 1) + 8 (e >> 1), column g
-      X = add(mul(var(T), c(8)), G);
-      K = add(add(mul(Tg, c(2)), imod(Ev, c(2))), mul(idiv(Ev, c(2)), c(8)));
-    }
-    Stmt Ld = store(O.Frag, {Buf, var(T), Ev},
-                    load(O.Op->Type, O.Tile, At(add(warpOffset(O), X), add(K0, K))), Line);
-    return unrolled(T, Tiles, unrolled(E, IsA ? 8 : 4, Ld, Line), Line);
-  }
-  // Lane l addresses row l % 8 of matrix l / 8. A's four matrices are
-  // (m 0-7, k 0-7), (m 8-15, k 0-7), (m 0-7, k 8-15), (m 8-15, k 8-15); B's
-  // (n 0-7, k 0-7), (n 0-7, k 8-15), (n 8-15, k 0-7), (n 8-15, k 8-15): two
-  // n8 tiles per ldmatrix.
-  std::string T = Names.fresh(IsA ? "i" : "j");
-  Expr J = idiv(L, c(8)), R8 = imod(L, c(8));
-  Expr XBlock = IsA ? imod(J, c(2)) : idiv(J, c(2)), KBlock = IsA ? idiv(J, c(2)) : imod(J, c(2));
-  Expr X0 = add(warpOffset(O), mul(var(T), c(16)));
-  Expr X = add(X0, mul(XBlock, c(8))), K = add(K0, mul(KBlock, c(8)));
-  // The lane's row runs along the tile's row dimension: X when k is
-  // contiguous, else k (and .trans transposes each matrix back).
-  if (KF)
-    X = add(X, R8);
-  else
-    K = add(K, R8);
-  Stmt Ld = std::make_shared<LdMatrixNode>(
-      4, !KF, O.Frag, std::vector<Expr>{Buf, IsA ? var(T) : mul(var(T), c(2)), c(0)}, O.Tile,
-      At(X, K),
-      Line);
-  return unrolled(T, IsA ? Tiles : Tiles / 2, Ld, Line);
 }
 
 /// 5. The warp's (WM / 16) x (WN / 8) mma tiles on fragment buffer Buf.
@@ -381,11 +193,15 @@ Stmt MmaTiler::tile(const Stmt &Nest, std::vector<Knob> &) {
   Lane = Names.fresh("lane");
   Warp = Names.fresh("warp");
   KT = Names.fresh("kt");
-  for (Side &O : Sides) {
+  int64_t WarpsN = S.BlockN / S.WarpN;
+  for (MmaOperandStage &O : Sides) {
     const std::string &Buf = static_cast<const LoadNode &>(*O.Op->Load).Buffer;
     O.Tile = Names.fresh(Buf + "_tile");
     O.Frag = Names.fresh(Buf + "_frag");
-    chooseLayout(O);
+    O.layout(F, S);
+    O.BlockOffset = mul(var(O.IsA ? TM : TN), c(O.BX));
+    O.WarpOffset =
+        mul(O.IsA ? idiv(var(Warp), c(WarpsN)) : imod(var(Warp), c(WarpsN)), c(O.WX));
   }
 
   // 7. The accumulators start as the nest's init; then the k loop.
@@ -469,9 +285,9 @@ Stmt MmaTiler::tile(const Stmt &Nest, std::vector<Knob> &) {
     for (const Stmt &X : N.Epilogue)
       Out.push_back(R.mutate(X));
     Expr L = var(Lane);
-    Expr GM = add(add(blockOffset(Sides[0]), warpOffset(Sides[0])),
+    Expr GM = add(add(Sides[0].BlockOffset, Sides[0].WarpOffset),
                   add(mul(var(I), c(16)), add(idiv(L, c(4)), mul(idiv(var(E), c(2)), c(8)))));
-    Expr GN = add(add(blockOffset(Sides[1]), warpOffset(Sides[1])),
+    Expr GN = add(add(Sides[1].BlockOffset, Sides[1].WarpOffset),
                   add(mul(var(J), c(8)), add(mul(imod(L, c(4)), c(2)), imod(var(E), c(2)))));
     Stmt St = letStmt(N.Row->Var, fromMin(N.Row->Min, GM),
                       letStmt(N.Col->Var, fromMin(N.Col->Min, GN), block(Out), Line), Line);
@@ -493,7 +309,7 @@ Stmt MmaTiler::tile(const Stmt &Nest, std::vector<Knob> &) {
                                MemScope::Fragment),
                     Launch, Line);
   for (int Sd = 1; Sd >= 0; --Sd) {
-    const Side &O = Sides[Sd];
+    const MmaOperandStage &O = Sides[Sd];
     Buffer T = tempBuffer(O.Tile, O.Op->Type, {c(S.Stages), c(O.Rows), c(O.Cols)},
                           MemScope::Shared);
     T.Swz = O.Swz;

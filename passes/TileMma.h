@@ -21,6 +21,8 @@
 //   contiguous index is not k. The epilogue runs per accumulator element,
 //   for the outputs inside the tensor. Notes say what was chosen and why.
 // Why here: before tile-contraction, which takes what this pass declines.
+// The operands' staging (tile layout, swizzle, copies, fragment loads) is
+// passes/MmaStaging.h; this pass builds the launch around it.
 //
 //   for m, n { acc = 0; for k { acc += f32(A[m, k]) * f32(B[k, n]) }; C[m, n] = acc }
 //     ->

@@ -1,0 +1,174 @@
+//===- MmaStaging.cpp - One operand of a tensor-core contraction, staged -===//
+#include "passes/MmaStaging.h"
+
+#include "llvm/Support/MathExtras.h"
+
+#include <algorithm>
+
+namespace tdsl {
+
+using namespace ir;
+
+namespace {
+
+Expr c(int64_t V) { return intImm(V); }
+
+/// 1. Bank model: wavefronts of the worst phase of 8 lanes that each move
+/// 16 bytes (an ldmatrix phase reads 8 rows at one column; a copy phase
+/// writes 8 consecutive chunks), in a tile of Rows x Cols elements of 2
+/// bytes stored under Swz. One wavefront serves 8 distinct 16-byte bank
+/// groups of a 128-byte line.
+int64_t worstPhase(int64_t Rows, int64_t Cols, const Swizzle &Swz, bool Column) {
+  int64_t Chunks = Cols / 8, Worst = 1;
+  for (int64_t First = 0; First + 8 <= Rows * Chunks; First += 8) {
+    int64_t Count[8] = {};
+    for (int64_t L = 0; L < 8; ++L) {
+      // Column phases: rows First/Chunks*8.. at chunk First % Chunks.
+      int64_t Q = Column ? ((First / Chunks) / 8 * 8 + L) * Chunks + First % Chunks : First + L;
+      if (Q / Chunks >= Rows)
+        continue;
+      int64_t Off = Swz ? Swz.apply(Q * 8) : Q * 8;
+      Worst = std::max(Worst, ++Count[(Off / 8) % 8]);
+    }
+  }
+  return Worst;
+}
+
+} // namespace
+
+/// 2. The tile keeps its contiguous index last, so a 16-byte
+/// copy moves 8 consecutive elements; the swizzle (from the bank model)
+/// XORs the 16-byte chunk with the row so that the 8 rows of an ldmatrix
+/// phase fall in 8 bank groups, which keeps the copies' phases free too.
+void MmaOperandStage::layout(const Func &F, const MmaSchedule &S) {
+  MmaOperandStage &O = *this;
+  O.BX = IsA ? S.BlockM : S.BlockN;
+  O.WX = IsA ? S.WarpM : S.WarpN;
+  O.Rows = O.Op->KFastest ? O.BX : S.TileK;
+  O.Cols = O.Op->KFastest ? S.TileK : O.BX;
+  const auto &L = static_cast<const LoadNode &>(*O.Op->Load);
+  const Buffer *T = findTensor(F, L.Buffer);
+  const ForNode *Fast = O.Op->KFastest ? Red : O.XLoop;
+  std::optional<int64_t> Min = asConstInt(Fast->Min);
+  if (T && contiguousIn(L.Indices, Fast->Var) && Min && *Min % 8 == 0) {
+    std::vector<Expr> First(T->rank(), c(0));
+    O.Aligned = call(Intrinsic::Aligned, {load(T->Type, T->Name, First), c(16)});
+    if (T->rank() > 1)
+      O.Aligned = land(binary(BinaryOp::Eq, imod(T->Shape.back(), c(8)), c(0)), O.Aligned);
+  }
+  int64_t Chunks = O.Cols / 8;
+  O.Swz = Swizzle();
+  O.SwzNote.clear();
+  if (!S.Swizzle || !llvm::isPowerOf2_64(Chunks))
+    return;
+  unsigned LogQ = llvm::Log2_64(Chunks);
+  Swizzle Cand{std::min(3u, LogQ), 3, std::max(3u, LogQ)};
+  int64_t ReadBefore = worstPhase(O.Rows, O.Cols, Swizzle(), true),
+          ReadAfter = worstPhase(O.Rows, O.Cols, Cand, true),
+          CopyBefore = worstPhase(O.Rows, O.Cols, Swizzle(), false),
+          CopyAfter = worstPhase(O.Rows, O.Cols, Cand, false);
+  if (ReadAfter >= ReadBefore || CopyAfter > CopyBefore)
+    return;
+  O.Swz = Cand;
+  O.SwzNote = "[tile-mma] " + O.Tile + " swizzle(" + std::to_string(Cand.Bits) + ", 3, " +
+              std::to_string(Cand.Shift) + "): an ldmatrix phase reads 8 rows of " +
+              std::to_string(O.Cols * 2) + " bytes at one column, " +
+              std::to_string(ReadBefore) + " wavefronts unswizzled and " +
+              std::to_string(ReadAfter) + " swizzled; the 16-byte copies take " +
+              std::to_string(CopyAfter) + " (" + std::to_string(CopyBefore) + " unswizzled)";
+}
+
+/// 3. The copy of a k tile into a stage by all threads, 16 bytes (8
+/// elements) each time: cp.async reading zeros outside the tensor (Wide,
+/// for aligned operands), else one guarded element at a time.
+Stmt MmaOperandStage::copy(NameTable &Names, const MmaSchedule &S, const std::string &TX,
+                           const Expr &KTile, const Expr &Stage, bool Wide,
+                           unsigned Line) const {
+  const MmaOperandStage &O = *this;
+  int64_t Chunks = O.Cols / 8, Total = O.Rows * Chunks, Threads = S.threads();
+  int64_t Rounds = (Total + Threads - 1) / Threads;
+  bool KF = O.Op->KFastest;
+  {
+    std::string Cc = Names.fresh("c"), Q = Names.fresh("q"), R = Names.fresh("r"),
+                Col = Names.fresh("col");
+    auto Element = [&](Expr E) { // global (x, k) of element E of the chunk
+      Expr X = add(BlockOffset, KF ? var(R) : add(var(Col), E));
+      Expr K = add(mul(KTile, c(S.TileK)), KF ? add(var(Col), E) : var(R));
+      Expr Src = substitute(O.Op->Load, O.XLoop->Var, fromMin(O.XLoop->Min, X));
+      Src = substitute(Src, Red->Var, fromMin(Red->Min, K));
+      return std::make_pair(Src, land(lt(X, O.XLoop->Extent), lt(K, Red->Extent)));
+    };
+    Stmt Body;
+    if (Wide) {
+      auto [Src, Valid] = Element(c(0));
+      const auto &L = static_cast<const LoadNode &>(*Src);
+      Body = std::make_shared<AsyncCopyNode>(O.Tile, std::vector<Expr>{Stage, var(R), var(Col)},
+                                             L.Buffer, L.Indices, 8, Line, Valid);
+    } else {
+      std::string E = Names.fresh("e");
+      auto [Src, Valid] = Element(var(E));
+      std::vector<Expr> Dst = {Stage, var(R), add(var(Col), var(E))};
+      Body = unrolled(E, 8,
+                      ifThen(Valid, store(O.Tile, Dst, Src, Line),
+                             store(O.Tile, Dst, zeroOf(O.Op->Type), Line), Line),
+                      Line);
+    }
+    Body = letStmt(R, idiv(var(Q), c(Chunks)),
+                   letStmt(Col, mul(imod(var(Q), c(Chunks)), c(8)), Body, Line), Line);
+    if (Total % Threads)
+      Body = ifThen(lt(var(Q), c(Total)), Body, nullptr, Line);
+    Body = letStmt(Q, add(var(TX), mul(var(Cc), c(Threads))), Body, Line);
+    return unrolled(Cc, Rounds, Body, Line);
+  }
+}
+
+/// 4. The warp's fragments for k step KK of the staged tile: ldmatrix x4
+/// per 16 x 16 (with .trans when the contiguous index is not k), or, with
+/// ldmatrix = off, one shared load per element by the ISA's layout.
+Stmt MmaOperandStage::loadFragments(NameTable &Names, const MmaSchedule &S,
+                                    const std::string &Lane, const Expr &Buf,
+                                    const Expr &Stage, const Expr &KK, unsigned Line) const {
+  const MmaOperandStage &O = *this;
+  bool KF = O.Op->KFastest;
+  int64_t Tiles = IsA ? O.WX / 16 : O.WX / 8; // A: m16 tiles; B: n8 tiles
+  Expr L = var(Lane), K0 = mul(KK, c(16));
+  auto At = [&](const Expr &X, const Expr &K) {
+    return KF ? std::vector<Expr>{Stage, X, K} : std::vector<Expr>{Stage, K, X};
+  };
+  if (!S.LdMatrix) {
+    std::string T = Names.fresh(IsA ? "i" : "j"), E = Names.fresh("e");
+    Expr G = idiv(L, c(4)), Tg = imod(L, c(4)), Ev = var(E);
+    Expr X, K;
+    if (IsA) { // a_e: row g + 8 ((e >> 1) & 1), column 2 t + (e & 1) + 8 (e >> 2)
+      X = add(mul(var(T), c(16)), add(G, mul(imod(idiv(Ev, c(2)), c(2)), c(8))));
+      K = add(add(mul(Tg, c(2)), imod(Ev, c(2))), mul(idiv(Ev, c(4)), c(8)));
+    } else { // b_e: row 2 t + (e & 1) + 8 (e >> 1), column g
+      X = add(mul(var(T), c(8)), G);
+      K = add(add(mul(Tg, c(2)), imod(Ev, c(2))), mul(idiv(Ev, c(2)), c(8)));
+    }
+    Stmt Ld = store(O.Frag, {Buf, var(T), Ev},
+                    load(O.Op->Type, O.Tile, At(add(WarpOffset, X), add(K0, K))), Line);
+    return unrolled(T, Tiles, unrolled(E, IsA ? 8 : 4, Ld, Line), Line);
+  }
+  // Lane l addresses row l % 8 of matrix l / 8. A's four matrices are
+  // (m 0-7, k 0-7), (m 8-15, k 0-7), (m 0-7, k 8-15), (m 8-15, k 8-15); B's
+  // (n 0-7, k 0-7), (n 0-7, k 8-15), (n 8-15, k 0-7), (n 8-15, k 8-15): two
+  // n8 tiles per ldmatrix.
+  std::string T = Names.fresh(IsA ? "i" : "j");
+  Expr J = idiv(L, c(8)), R8 = imod(L, c(8));
+  Expr XBlock = IsA ? imod(J, c(2)) : idiv(J, c(2)), KBlock = IsA ? idiv(J, c(2)) : imod(J, c(2));
+  Expr X0 = add(WarpOffset, mul(var(T), c(16)));
+  Expr X = add(X0, mul(XBlock, c(8))), K = add(K0, mul(KBlock, c(8)));
+  // The lane's row runs along the tile's row dimension: X when k is
+  // contiguous, else k (and .trans transposes each matrix back).
+  if (KF)
+    X = add(X, R8);
+  else
+    K = add(K, R8);
+  Stmt Ld = std::make_shared<LdMatrixNode>(
+      4, !KF, O.Frag, std::vector<Expr>{Buf, IsA ? var(T) : mul(var(T), c(2)), c(0)}, O.Tile,
+      At(X, K), Line);
+  return unrolled(T, IsA ? Tiles : Tiles / 2, Ld, Line);
+}
+
+} // namespace tdsl

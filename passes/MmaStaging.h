@@ -1,0 +1,61 @@
+//===- MmaStaging.h - One operand of a tensor-core contraction, staged ---===//
+//
+// tile-mma's operand side (passes/TileMma.h): the layout of an operand's
+// shared tile and its swizzle, chosen by a bank model; the cooperative copy
+// of one k tile into a stage (16-byte cp.async with zero fill, or guarded
+// element copies); the warp's fragments of a k step (ldmatrix, .trans where
+// the contiguous index is not k, or one shared load per element). Not a
+// pass: the pieces tile-mma builds its launch from.
+//
+// Test: test/passes/tile-mma.tir
+//
+//===----------------------------------------------------------------------===//
+#ifndef TDSL_PASSES_MMASTAGING_H
+#define TDSL_PASSES_MMASTAGING_H
+
+#include "passes/ContractionMatch.h"
+#include "passes/PassUtils.h"
+#include "passes/Schedule.h"
+
+#include <string>
+
+namespace tdsl {
+
+/// One operand as tile-mma stages it: its tile is Rows x Cols per stage
+/// with the operand's contiguous index last (k when KFastest, else m or n).
+struct MmaOperandStage {
+  const ContractionOperand *Op = nullptr;
+  const ir::ForNode *XLoop = nullptr; ///< its output loop: m for A, n for B
+  const ir::ForNode *Red = nullptr;   ///< the reduction loop
+  bool IsA = false;
+  int64_t BX = 0, WX = 0; ///< the block's and a warp's extent along XLoop
+  int64_t Rows = 0, Cols = 0;
+  std::string Tile, Frag;
+  ir::Swizzle Swz;
+  std::string SwzNote;  ///< the bank model's account, for a note
+  ir::Expr Aligned;     ///< 16-byte copies can run: rows of whole chunks, 16-byte base
+  ir::Expr BlockOffset; ///< XLoop's index of the block's first output
+  ir::Expr WarpOffset;  ///< of the warp's first output, within the block
+
+  /// Rows, Cols, the alignment test and the swizzle, for schedule S.
+  void layout(const ir::Func &F, const MmaSchedule &S);
+  /// The copy of k tile KTile into stage Stage by all threads (TX, of
+  /// S.threads()): cp.async if Wide, else one guarded element at a time.
+  ir::Stmt copy(NameTable &Names, const MmaSchedule &S, const std::string &TX,
+                const ir::Expr &KTile, const ir::Expr &Stage, bool Wide, unsigned Line) const;
+  /// The warp's fragments for k step KK of stage Stage into buffer Buf.
+  ir::Stmt loadFragments(NameTable &Names, const MmaSchedule &S, const std::string &Lane,
+                         const ir::Expr &Buf, const ir::Expr &Stage, const ir::Expr &KK,
+                         unsigned Line) const;
+};
+
+/// A loop over a warp's tiles or a thread's copies: constant and small, so
+/// the unroll pass unrolls it fully (from -O2) and fragment indices become
+/// constants, which keeps the fragments in registers.
+inline ir::Stmt unrolled(const std::string &V, int64_t N, ir::Stmt Body, unsigned Line) {
+  return ir::forLoop(V, cInt(0), cInt(N), ir::ForKind::Serial, std::move(Body), Line);
+}
+
+} // namespace tdsl
+
+#endif // TDSL_PASSES_MMASTAGING_H
