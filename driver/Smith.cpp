@@ -216,6 +216,7 @@ private:
   Val clamp(Val V, double C);
   Val cover(const Index &I);
   void genStmt(bool IsOutput);
+  void genContraction(bool IsOutput);
 };
 
 std::string Generator::pickExtent() {
@@ -568,10 +569,70 @@ Val Generator::cover(const Index &I) {
   return freshInput(&I.Name);
 }
 
+/// A GEMM of two fresh f16 (or bf16) inputs into f32, each operand in
+/// either layout (A[i, k] or A[k, i], B[k, j] or B[j, k]): the shape the
+/// tensor-core path takes, which random statements almost never have.
+void Generator::genContraction(bool IsOutput) {
+  Ctx = {{"i", pickExtent()}, {"j", pickExtent()}, {"k", pickExtent()}};
+  DType T = chance(0.5) ? DType::F16 : DType::BF16;
+  auto Operand = [&](const Index &X, bool KFirst) {
+    Readable R;
+    R.Name = "x" + std::to_string(NextInput++);
+    R.Type = T;
+    R.Bound = P.Exact ? 4 : 1;
+    const Index &K = Ctx[2];
+    for (const Index *I : KFirst ? std::vector<const Index *>{&K, &X}
+                                 : std::vector<const Index *>{&X, &K})
+      R.Dims.push_back({DimShape::Plain, I->Ext, ""});
+    Tensor Param;
+    Param.Name = R.Name;
+    Param.Type = T;
+    for (const DimShape &D : R.Dims)
+      Param.Dims.push_back(D.A);
+    noteDims(Param.Dims);
+    P.Inputs.push_back(Param);
+    Val V;
+    V.T = arith(T);
+    V.Bound = R.Bound;
+    V.E = node(Expr::Access, R.Name, {});
+    V.E.Subs = KFirst ? std::vector<std::string>{"k", X.Name}
+                      : std::vector<std::string>{X.Name, "k"};
+    return V;
+  };
+  Val A = Operand(Ctx[0], chance(0.3)), B = Operand(Ctx[1], chance(0.7));
+  Stmt S;
+  S.Op = "+=";
+  S.Indices = {"i", "j"};
+  S.Value = node(Expr::Binary, "*", {A.E, B.E});
+  double Result = A.Bound * B.Bound * static_cast<double>(extValue(Ctx[2].Ext));
+  std::vector<std::string> OutDims = {Ctx[0].Ext, Ctx[1].Ext};
+  Readable Out;
+  if (IsOutput) {
+    noteDims(OutDims);
+    S.Target = "out" + std::to_string(P.Outputs.size());
+    P.Outputs.push_back({S.Target, DType::F32, OutDims});
+  } else {
+    S.Target = "t" + std::to_string(NextTemp++);
+  }
+  Out.Name = S.Target;
+  Out.Type = DType::F32;
+  for (const std::string &E : OutDims)
+    Out.Dims.push_back({DimShape::Plain, E, ""});
+  Out.Bound = Result;
+  if (Result <= ClampAbove)
+    Avail.push_back(Out);
+  StmtExtents.emplace_back();
+  for (const Index &I : Ctx)
+    StmtExtents.back().push_back(I.Ext);
+  P.Body.push_back(std::move(S));
+}
+
 void Generator::genStmt(bool IsOutput) {
   static const char *const Names[] = {"i", "j", "k", "l", "m", "n", "p", "q"};
   Ctx.clear();
   Covered.clear();
+  if (Opts.Contractions && chance(0.15))
+    return genContraction(IsOutput);
   size_t Rank = pickOf(std::vector<size_t>{0, 1, 1, 2, 2, 2, 3, 3});
   for (size_t D = 0; D < Rank; ++D)
     Ctx.push_back({Names[Ctx.size()], pickExtent()});
@@ -657,7 +718,11 @@ void Generator::genStmt(bool IsOutput) {
     if (Result <= 65504)
       Choices.push_back(DType::F16);
   } else if (FloatVal) {
+    // Not an f64 value into f32: read back beside the f64 it came from, the
+    // rounding can flip a comparison the f64 reference makes the other way.
     Choices = {DType::F32, DType::F32, DType::F64};
+    if (V.T == DType::F64)
+      Choices = {DType::F64};
     if (IsOutput)
       Choices.insert(Choices.end(), {DType::F16, DType::BF16});
   } else {

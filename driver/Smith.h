@@ -78,6 +78,9 @@ struct GenOptions {
   int64_t WorkBudget = 60000;
   unsigned MaxStmts = 7;
   unsigned MaxInputs = 6;
+  /// Some statements are GEMMs of two f16 or bf16 inputs (either operand
+  /// layout), the shape the tensor-core path takes.
+  bool Contractions = true;
 };
 
 /// A random valid program.

@@ -226,11 +226,26 @@ private:
   /// language keeps literals exact until they meet a type), so 0.1 in f64
   /// arithmetic is the double nearest 0.1, not a widened f32.
   Expr lowerAs(DType T, const ast::Expr &E) {
-    if (isFloat(T) && E.Kind == ast::ExprKind::FloatLit)
-      return floatImm(static_cast<const ast::FloatLit &>(E).Value, T);
-    if (isFloat(T) && E.Kind == ast::ExprKind::IntLit)
-      return floatImm(static_cast<double>(static_cast<const ast::IntLit &>(E).Value), T);
+    if (isFloat(T))
+      if (std::optional<double> V = literalValue(E))
+        return floatImm(*V, T);
     return as(T, lowerExpr(E));
+  }
+
+  /// The value of a literal, or of a negated one (negation is exact, so
+  /// -0.1 rounds once to the type it meets, as 0.1 does).
+  static std::optional<double> literalValue(const ast::Expr &E) {
+    if (E.Kind == ast::ExprKind::FloatLit)
+      return static_cast<const ast::FloatLit &>(E).Value;
+    if (E.Kind == ast::ExprKind::IntLit)
+      return static_cast<double>(static_cast<const ast::IntLit &>(E).Value);
+    if (E.Kind == ast::ExprKind::Unary) {
+      const auto &U = static_cast<const ast::Unary &>(E);
+      if (U.Op == ast::UnaryOp::Neg)
+        if (std::optional<double> V = literalValue(*U.Operand))
+          return -*V;
+    }
+    return std::nullopt;
   }
 
   Expr lowerExpr(const ast::Expr &E) {
