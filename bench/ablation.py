@@ -7,10 +7,13 @@ rungs. New passes appear as new rungs without editing this file.
 
     python3 bench/ablation.py --tdslc build/bin/tdslc --bench build/bin/tdsl-bench
         [--out DIR] [--json ablation.json] [--quick] [--type f32|f16]
-        [--variant NAME='--schedule=k_tile=16 ...']...
+        [--variant NAME='--schedule=k_tile=16 ...']... [--ladder tensor-cores]
 
 With --variant, the rungs are the named variants instead (tdslc flags each,
-on the full pipeline): how a schedule is compared on the GPU."""
+on the full pipeline): how a schedule is compared on the GPU. --ladder
+tensor-cores is the f16 GEMM's tensor-core ladder, one knob per rung: CUDA
+cores, mma.sync from shared memory, + ldmatrix, + cp.async stages, +
+swizzle, + grouped block order (the default)."""
 import argparse
 import os
 import shlex
@@ -18,6 +21,17 @@ import subprocess
 import sys
 
 from tdsl_py import REPO, Builder
+
+
+S = "--schedule="
+TENSOR_CORE_LADDER = [
+    f"1-cuda-cores={S}tensor_cores=off",
+    f"2-mma-from-shared={S}ldmatrix=off {S}stages=1 {S}swizzle=off {S}block_order=rows",
+    f"3-+ldmatrix={S}stages=1 {S}swizzle=off {S}block_order=rows",
+    f"4-+cp.async-stages={S}swizzle=off {S}block_order=rows",
+    f"5-+swizzle={S}block_order=rows",
+    "6-+block-order=",
+]
 
 
 def main():
@@ -29,7 +43,11 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--type", default="f32", choices=["f32", "f16"])
     ap.add_argument("--variant", action="append", default=[])
+    ap.add_argument("--ladder", choices=["tensor-cores"])
     args = ap.parse_args()
+    if args.ladder == "tensor-cores":
+        args.type = "f16"
+        args.variant = TENSOR_CORE_LADDER + args.variant
     b = Builder(args.tdslc, args.out)
     source = os.path.join(REPO, "bench", "suite", f"gemm_{args.type}.tdsl")
     plan = []

@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """Roofline and ablation-ladder PNGs from tdsl-bench's JSON.
 
-    python3 bench/plot.py bench.json [ablation.json] --out DIR
+    python3 bench/plot.py bench.json [ablation.json ...] --out DIR
 
 The roofline: x = arithmetic intensity (FLOP per byte moved), y = TFLOP/s,
 both log10; the roof is min(matrix peak, intensity * copy bandwidth), both
 measured in the same run (peak: best cuBLAS f16 rate). Each suite kernel is
-a point (tdslc: red; its peer: blue). The ladder: one bar per rung, height =
-TFLOP/s, with cuBLAS as the last, blue bar. Uses matplotlib where present,
+a point (tdslc: red; its peer: blue). Each ladder (ablation.json: the f32
+GEMM's passes; ablation-f16.json: the tensor-core knobs): one bar per rung,
+height = TFLOP/s, with cuBLAS as the last, blue bar, in ablation.png or
+ablation-<dtype>.png. Uses matplotlib where present,
 else a tiny PNG writer (zlib + struct) drawing the same marks without text;
 then DIR/plots.txt says what the axes span."""
 import json
@@ -61,19 +63,30 @@ def points(bench):
     return out
 
 
+def ladder_rungs(path):
+    """(dtype, [(rung, TFLOP/s)...]) of one ablation JSON, cuBLAS last."""
+    rows = json.load(open(path))["rows"] if os.path.exists(path) else []
+    rungs = [(r["kernel"].split(":", 1)[1], r["flops"] / r["tdsl_ms"] / 1e9 if r["tdsl_ms"] else 0)
+             for r in rows]
+    if rows and rows[-1]["peer_ms"]:
+        rungs.append(("cuBLAS", rows[-1]["flops"] / rows[-1]["peer_ms"] / 1e9))
+    return (rows[0]["dtype"] if rows else "f32"), rungs
+
+
+def ladder_file(dtype):
+    return "ablation.png" if dtype == "f32" else f"ablation-{dtype}.png"
+
+
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--out")]
     out = sys.argv[sys.argv.index("--out") + 1] if "--out" in sys.argv else "."
     args = [a for a in args if a != out]
     os.makedirs(out, exist_ok=True)
     bench = json.load(open(args[0]))
-    ladder = json.load(open(args[1]))["rows"] if len(args) > 1 and os.path.exists(args[1]) else []
+    ladders = [lr for lr in (ladder_rungs(a) for a in args[1:]) if lr[1]]
     bw = bench["copy_peak_TBs"]
     peak = max([r["peak"] for r in bench["rows"] if r["dtype"] == "f16" and r["compute_bound"] and r["peak"]] or [1.0])
     pts = points(bench)
-    rungs = [(r["kernel"].split(":", 1)[1], r["flops"] / r["tdsl_ms"] / 1e9 if r["tdsl_ms"] else 0) for r in ladder]
-    if ladder and ladder[-1]["peer_ms"]:
-        rungs.append(("cuBLAS", ladder[-1]["flops"] / ladder[-1]["peer_ms"] / 1e9))
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -86,12 +99,15 @@ def main():
             ax.scatter([q[2] for q in p], [q[3] for q in p], c=c, label=who, s=14)
         ax.set_xlabel("FLOP / byte"), ax.set_ylabel("TFLOP/s"), ax.legend(), ax.set_title("tdslc suite on the roofline")
         fig.savefig(os.path.join(out, "roofline.png"), dpi=110)
-        if rungs:
-            fig, ax = plt.subplots(figsize=(8, 4))
+        for dtype, rungs in ladders:
+            fig, ax = plt.subplots(figsize=(max(8, len(rungs) * 1.4), 4))
             ax.bar([n for n, _ in rungs], [v for _, v in rungs], color=["red"] * (len(rungs) - 1) + ["blue"])
-            ax.set_yscale("log"), ax.set_ylabel("TFLOP/s"), ax.set_title("GEMM f32 ablation ladder")
-            fig.savefig(os.path.join(out, "ablation.png"), dpi=110)
-        print(f"plot.py: matplotlib wrote {out}/roofline.png" + (" and ablation.png" if rungs else ""))
+            ax.set_yscale("log"), ax.set_ylabel("TFLOP/s"), ax.set_title(f"GEMM {dtype} ablation ladder")
+            ax.tick_params(axis="x", labelrotation=20, labelsize=8)
+            fig.tight_layout()
+            fig.savefig(os.path.join(out, ladder_file(dtype)), dpi=110)
+        print(f"plot.py: matplotlib wrote {out}/roofline.png"
+              + "".join(" and " + ladder_file(d) for d, _ in ladders))
         return 0
     except ImportError:
         pass
@@ -119,18 +135,19 @@ def main():
              f"y log10 TFLOP/s from 1e{y0:g} to 1e{y1:g}; roof {bw:.2f} TB/s and {peak:.1f} TFLOP/s "
              "(measured); red tdslc, blue cuBLAS. Points:"]
     notes += [f"  {who:5s} {name}: {ai:.3g} FLOP/B, {tf:.4g} TFLOP/s" for who, name, ai, tf in pts]
-    if rungs:
+    for dtype, rungs in ladders:
         c = Canvas(W, H)
         c.line(M, H - M, W - M, H - M, (0, 0, 0))
         bw_ = (W - 2 * M) / len(rungs)
         for i, (name, tf) in enumerate(rungs):
             col = (0, 0, 220) if name == "cuBLAS" else (220, 0, 0)
             c.rect(M + i * bw_ + 8, H - M, M + (i + 1) * bw_ - 8, Y(tf), col)
-        c.save(os.path.join(out, "ablation.png"))
-        notes.append(f"ablation.png: bars left to right, height log10 TFLOP/s on the same y axis: "
+        c.save(os.path.join(out, ladder_file(dtype)))
+        notes.append(f"{ladder_file(dtype)}: bars left to right, height log10 TFLOP/s on the same y axis: "
                      + ", ".join(f"{n} {v:.4g}" for n, v in rungs))
     open(os.path.join(out, "plots.txt"), "w").write("\n".join(notes) + "\n")
-    print(f"plot.py: no matplotlib; wrote {out}/roofline.png, ablation.png and plots.txt (axes and values)")
+    print(f"plot.py: no matplotlib; wrote {out}/roofline.png"
+          + "".join(", " + ladder_file(d) for d, _ in ladders) + " and plots.txt (axes and values)")
     return 0
 
 

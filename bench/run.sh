@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The one command: checks and times the whole suite (C++ vs cuBLAS / copy),
-# the ablation ladder, the Python peers (where torch exists) and draws the
+# the ablation ladders (the f32 GEMM's passes, the f16 GEMM's tensor-core
+# knobs), the Python peers (where torch exists) and draws the
 # plots. Usage: bench/run.sh BUILD_DIR OUT_DIR   (BUILD_DIR holds bin/tdslc
 # and bin/tdsl-bench, built with `ninja -C BUILD_DIR tdsl-bench`).
 set -uo pipefail
@@ -12,6 +13,8 @@ export PYTHONUNBUFFERED=1
 "$build/bin/tdsl-bench" --json "$out/bench.json" | tee "$out/log.md"; rc=${PIPESTATUS[0]}
 python3 "$here/ablation.py" --tdslc "$build/bin/tdslc" --bench "$build/bin/tdsl-bench" \
   --out "$work/ablation" --json "$out/ablation.json" | tee -a "$out/log.md"
+python3 "$here/ablation.py" --tdslc "$build/bin/tdslc" --bench "$build/bin/tdsl-bench" \
+  --ladder tensor-cores --out "$work/ablation-f16" --json "$out/ablation-f16.json" | tee -a "$out/log.md"
 python3 "$here/peers.py" --tdslc "$build/bin/tdslc" --out "$work/peers" --json "$out/peers.json" | tee -a "$out/log.md"
-python3 "$here/plot.py" "$out/bench.json" "$out/ablation.json" --out "$out"
+python3 "$here/plot.py" "$out/bench.json" "$out/ablation.json" "$out/ablation-f16.json" --out "$out"
 exit $rc
