@@ -318,6 +318,9 @@ private:
   unsigned bindVar(const std::string &Name, bool HostBound);
   unsigned addBuffer(const Buffer &B);
   std::optional<unsigned> lookupBuffer(const std::string &Name, size_t Rank, const char *What);
+  void compileAccess(const std::string &Name, const std::vector<Expr> &Indices, const char *What,
+                     unsigned &Slot, std::vector<CExpr *> &Idx,
+                     std::vector<const Value *> &Vals);
 
   // Execution.
   const Value *eval(CExpr &E, const LaneList &Act) {
@@ -519,6 +522,17 @@ unsigned Interpreter::addBuffer(const Buffer &B) {
   return Slot;
 }
 
+/// The buffer and compiled indices of one buffer operand of a statement.
+void Interpreter::compileAccess(const std::string &Name, const std::vector<Expr> &Indices,
+                                const char *What, unsigned &Slot, std::vector<CExpr *> &Idx,
+                                std::vector<const Value *> &Vals) {
+  if (auto Found = lookupBuffer(Name, Indices.size(), What))
+    Slot = *Found;
+  for (const Expr &I : Indices)
+    Idx.push_back(compileExpr(I));
+  Vals.resize(Idx.size());
+}
+
 std::optional<unsigned> Interpreter::lookupBuffer(const std::string &Name, size_t Rank,
                                                   const char *What) {
   auto It = BufScope.find(Name);
@@ -694,11 +708,7 @@ CStmt *Interpreter::compileStmt(const Stmt &S, bool Host) {
   }
   case StmtKind::Store: {
     const auto &N = static_cast<const StoreNode &>(*S);
-    if (auto Slot = lookupBuffer(N.Buffer, N.Indices.size(), "store to"))
-      C.Slot = *Slot;
-    for (const Expr &I : N.Indices)
-      C.Idx.push_back(compileExpr(I));
-    C.IdxVals.resize(C.Idx.size());
+    compileAccess(N.Buffer, N.Indices, "store to", C.Slot, C.Idx, C.IdxVals);
     C.A = compileExpr(N.Value);
     break;
   }
@@ -717,16 +727,8 @@ CStmt *Interpreter::compileStmt(const Stmt &S, bool Host) {
       fail("async_copy needs indexed buffers (it copies along the innermost dimension)");
       break;
     }
-    if (auto Slot = lookupBuffer(N.Dst, N.DstIndices.size(), "async_copy to"))
-      C.Slot = *Slot;
-    if (auto Slot = lookupBuffer(N.Src, N.SrcIndices.size(), "async_copy from"))
-      C.SrcSlot = *Slot;
-    for (const Expr &I : N.DstIndices)
-      C.Idx.push_back(compileExpr(I));
-    for (const Expr &I : N.SrcIndices)
-      C.SrcIdx.push_back(compileExpr(I));
-    C.IdxVals.resize(C.Idx.size());
-    C.SrcIdxVals.resize(C.SrcIdx.size());
+    compileAccess(N.Dst, N.DstIndices, "async_copy to", C.Slot, C.Idx, C.IdxVals);
+    compileAccess(N.Src, N.SrcIndices, "async_copy from", C.SrcSlot, C.SrcIdx, C.SrcIdxVals);
     C.Count = N.Elems;
     if (N.Valid)
       C.Cond = compileExpr(N.Valid);
@@ -735,17 +737,9 @@ CStmt *Interpreter::compileStmt(const Stmt &S, bool Host) {
   }
   case StmtKind::Mma: {
     const auto &N = static_cast<const MmaNode &>(*S);
-    auto Operand = [&](const std::string &Name, const std::vector<Expr> &Idx, unsigned &Slot,
-                       std::vector<CExpr *> &Out, std::vector<const Value *> &Vals) {
-      if (auto Found = lookupBuffer(Name, Idx.size(), "mma on"))
-        Slot = *Found;
-      for (const Expr &I : Idx)
-        Out.push_back(compileExpr(I));
-      Vals.resize(Out.size());
-    };
-    Operand(N.C, N.CIndices, C.Slot, C.Idx, C.IdxVals);
-    Operand(N.A, N.AIndices, C.SrcSlot, C.SrcIdx, C.SrcIdxVals);
-    Operand(N.B, N.BIndices, C.Slot3, C.Idx3, C.Idx3Vals);
+    compileAccess(N.C, N.CIndices, "mma on", C.Slot, C.Idx, C.IdxVals);
+    compileAccess(N.A, N.AIndices, "mma on", C.SrcSlot, C.SrcIdx, C.SrcIdxVals);
+    compileAccess(N.B, N.BIndices, "mma on", C.Slot3, C.Idx3, C.Idx3Vals);
     break;
   }
   case StmtKind::LdMatrix: {
@@ -754,16 +748,8 @@ CStmt *Interpreter::compileStmt(const Stmt &S, bool Host) {
       fail("ldmatrix needs an indexed source (its rows run along the innermost dimension)");
       break;
     }
-    if (auto Slot = lookupBuffer(N.Dst, N.DstIndices.size(), "ldmatrix to"))
-      C.Slot = *Slot;
-    if (auto Slot = lookupBuffer(N.Src, N.SrcIndices.size(), "ldmatrix from"))
-      C.SrcSlot = *Slot;
-    for (const Expr &I : N.DstIndices)
-      C.Idx.push_back(compileExpr(I));
-    for (const Expr &I : N.SrcIndices)
-      C.SrcIdx.push_back(compileExpr(I));
-    C.IdxVals.resize(C.Idx.size());
-    C.SrcIdxVals.resize(C.SrcIdx.size());
+    compileAccess(N.Dst, N.DstIndices, "ldmatrix to", C.Slot, C.Idx, C.IdxVals);
+    compileAccess(N.Src, N.SrcIndices, "ldmatrix from", C.SrcSlot, C.SrcIdx, C.SrcIdxVals);
     C.Count = N.Count;
     break;
   }

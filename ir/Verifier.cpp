@@ -517,7 +517,9 @@ void Verifier::checkMma(const MmaNode &N, const Stmt &S) {
   DType In = A->Type, Acc = C->Type;
   bool Ok = In == B->Type;
   switch (N.Shape) {
-  case MmaShape::M16N8K16: Ok &= (In == DType::F16 || In == DType::BF16) && Acc == DType::F32; break;
+  case MmaShape::M16N8K16:
+    Ok &= (In == DType::F16 || In == DType::BF16) && Acc == DType::F32;
+    break;
   case MmaShape::M16N8K8: Ok &= In == DType::TF32 && Acc == DType::F32; break;
   case MmaShape::M16N8K32: Ok &= In == DType::I8 && Acc == DType::I32; break;
   }

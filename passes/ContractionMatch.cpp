@@ -1,7 +1,7 @@
 //===- ContractionMatch.cpp - Recognize a contraction nest ----------------===//
 #include "passes/ContractionMatch.h"
-#include "passes/PassUtils.h"
 #include "ir/Match.h"
+#include "passes/PassUtils.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -19,8 +19,7 @@ std::optional<ContractionNest> matchContraction(const Stmt &Nest, const char *Pa
   if (Run.Loops.size() < 2 || Run.Inner->Kind != StmtKind::Allocate)
     return std::nullopt;
   const auto &A = static_cast<const AllocateNode &>(*Run.Inner);
-  if (A.Buf.Scope != MemScope::Register || A.Buf.rank() != 1 ||
-      asConstInt(A.Buf.Shape[0]) != 1)
+  if (A.Buf.Scope != MemScope::Register || A.Buf.rank() != 1 || asConstInt(A.Buf.Shape[0]) != 1)
     return std::nullopt;
   std::vector<Stmt> Body = flattenBlocks(A.Body);
   size_t LoopAt = Body.size();
@@ -81,7 +80,8 @@ std::optional<ContractionNest> matchContraction(const Stmt &Nest, const char *Pa
     bool K = usesAnyVar(L, {C.Red->Var}), M = usesAnyVar(L, {C.Row->Var}),
          Nn = usesAnyVar(L, {C.Col->Var});
     if (!K || M == Nn)
-      return Decline("'" + N.Buffer + "' is not indexed by the reduction index and "
+      return Decline("'" + N.Buffer +
+                     "' is not indexed by the reduction index and "
                      "exactly one output index, so it is not a tile operand");
     ContractionOperand O;
     O.Load = L;

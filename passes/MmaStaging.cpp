@@ -1,5 +1,6 @@
 //===- MmaStaging.cpp - One operand of a tensor-core contraction, staged -===//
 #include "passes/MmaStaging.h"
+#include "ir/Fragment.h"
 
 #include "llvm/Support/MathExtras.h"
 
@@ -72,18 +73,17 @@ void MmaOperandStage::layout(const Func &F, const MmaSchedule &S) {
   O.Swz = Cand;
   O.SwzNote = "[tile-mma] " + O.Tile + " swizzle(" + std::to_string(Cand.Bits) + ", 3, " +
               std::to_string(Cand.Shift) + "): an ldmatrix phase reads 8 rows of " +
-              std::to_string(O.Cols * 2) + " bytes at one column, " +
-              std::to_string(ReadBefore) + " wavefronts unswizzled and " +
-              std::to_string(ReadAfter) + " swizzled; the 16-byte copies take " +
-              std::to_string(CopyAfter) + " (" + std::to_string(CopyBefore) + " unswizzled)";
+              std::to_string(O.Cols * 2) + " bytes at one column, " + std::to_string(ReadBefore) +
+              " wavefronts unswizzled and " + std::to_string(ReadAfter) +
+              " swizzled; the 16-byte copies take " + std::to_string(CopyAfter) + " (" +
+              std::to_string(CopyBefore) + " unswizzled)";
 }
 
 /// 3. The copy of a k tile into a stage by all threads, 16 bytes (8
 /// elements) each time: cp.async reading zeros outside the tensor (Wide,
 /// for aligned operands), else one guarded element at a time.
 Stmt MmaOperandStage::copy(NameTable &Names, const MmaSchedule &S, const std::string &TX,
-                           const Expr &KTile, const Expr &Stage, bool Wide,
-                           unsigned Line) const {
+                           const Expr &KTile, const Expr &Stage, bool Wide, unsigned Line) const {
   const MmaOperandStage &O = *this;
   int64_t Chunks = O.Cols / 8, Total = O.Rows * Chunks, Threads = S.threads();
   int64_t Rounds = (Total + Threads - 1) / Threads;
@@ -125,9 +125,9 @@ Stmt MmaOperandStage::copy(NameTable &Names, const MmaSchedule &S, const std::st
 /// 4. The warp's fragments for k step KK of the staged tile: ldmatrix x4
 /// per 16 x 16 (with .trans when the contiguous index is not k), or, with
 /// ldmatrix = off, one shared load per element by the ISA's layout.
-Stmt MmaOperandStage::loadFragments(NameTable &Names, const MmaSchedule &S,
-                                    const std::string &Lane, const Expr &Buf,
-                                    const Expr &Stage, const Expr &KK, unsigned Line) const {
+Stmt MmaOperandStage::loadFragments(NameTable &Names, const MmaSchedule &S, const std::string &Lane,
+                                    const Expr &Buf, const Expr &Stage, const Expr &KK,
+                                    unsigned Line) const {
   const MmaOperandStage &O = *this;
   bool KF = O.Op->KFastest;
   int64_t Tiles = IsA ? O.WX / 16 : O.WX / 8; // A: m16 tiles; B: n8 tiles
@@ -137,18 +137,15 @@ Stmt MmaOperandStage::loadFragments(NameTable &Names, const MmaSchedule &S,
   };
   if (!S.LdMatrix) {
     std::string T = Names.fresh(IsA ? "i" : "j"), E = Names.fresh("e");
-    Expr G = idiv(L, c(4)), Tg = imod(L, c(4)), Ev = var(E);
-    Expr X, K;
-    if (IsA) { // a_e: row g + 8 ((e >> 1) & 1), column 2 t + (e & 1) + 8 (e >> 2)
-      X = add(mul(var(T), c(16)), add(G, mul(imod(idiv(Ev, c(2)), c(2)), c(8))));
-      K = add(add(mul(Tg, c(2)), imod(Ev, c(2))), mul(idiv(Ev, c(4)), c(8)));
-    } else { // b_e: row 2 t + (e & 1) + 8 (e >> 1), column g
-      X = add(mul(var(T), c(8)), G);
-      K = add(add(mul(Tg, c(2)), imod(Ev, c(2))), mul(idiv(Ev, c(2)), c(8)));
-    }
+    Expr Ev = var(E);
+    // Element e of the lane's part: A (m, k) or B (k, n), by the ISA's table.
+    auto [Row, Col] =
+        fragmentPosExpr(MmaShape::M16N8K16, IsA ? MmaOperand::A : MmaOperand::B, L, Ev);
+    Expr X = add(mul(var(T), c(IsA ? 16 : 8)), IsA ? Row : Col), K = IsA ? Col : Row;
     Stmt Ld = store(O.Frag, {Buf, var(T), Ev},
                     load(O.Op->Type, O.Tile, At(add(WarpOffset, X), add(K0, K))), Line);
-    return unrolled(T, Tiles, unrolled(E, IsA ? 8 : 4, Ld, Line), Line);
+    MmaFragmentSizes Sz = mmaFragmentSizes(MmaShape::M16N8K16);
+    return unrolled(T, Tiles, unrolled(E, IsA ? Sz.A : Sz.B, Ld, Line), Line);
   }
   // Lane l addresses row l % 8 of matrix l / 8. A's four matrices are
   // (m 0-7, k 0-7), (m 8-15, k 0-7), (m 0-7, k 8-15), (m 8-15, k 8-15); B's

@@ -306,6 +306,17 @@ Stmt AccReplacer::visitStore(const StoreNode &N, const Stmt &S) {
   return store(Acc, AccIndices, mutate(N.Value), N.SrcLine);
 }
 
+Stmt withAccumulatorAt(const std::vector<Stmt> &Stmts, const std::string &Acc,
+                       std::vector<Expr> Indices) {
+  AccReplacer R;
+  R.Acc = Acc;
+  R.AccIndices = std::move(Indices);
+  std::vector<Stmt> Out;
+  for (const Stmt &S : Stmts)
+    Out.push_back(R.mutate(S));
+  return block(std::move(Out));
+}
+
 bool hasLoads(const Expr &E) { return !loadsOf(E).empty(); }
 
 bool testsAlignment(const Stmt &S) {

@@ -45,6 +45,11 @@ protected:
   ir::Stmt visitStore(const ir::StoreNode &N, const ir::Stmt &S) override;
 };
 
+/// Stmts with the scalar accumulator Acc moved to Acc[Indices...], as one
+/// block: a contraction's init or epilogue, run per element of a tile.
+ir::Stmt withAccumulatorAt(const std::vector<ir::Stmt> &Stmts, const std::string &Acc,
+                           std::vector<ir::Expr> Indices);
+
 /// Every name a function uses (sizes, buffers, loop and let variables), so
 /// that a pass's new names never shadow or capture one.
 class NameTable {

@@ -343,15 +343,9 @@ Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
   std::vector<Stmt> Body;
   std::string I = Names.fresh("i"), J = Names.fresh("j");
   {
-    AccReplacer R;
-    R.Acc = Acc;
-    R.AccIndices = {var(I), var(J)};
-    std::vector<Stmt> Init;
-    for (const Stmt &P : Pro)
-      Init.push_back(R.mutate(P));
+    Stmt Init = withAccumulatorAt(Pro, Acc, {var(I), var(J)});
     Body.push_back(forLoop(I, c(0), c(S.ThreadM), ForKind::Serial,
-                           forLoop(J, c(0), c(S.ThreadN), ForKind::Serial, block(Init), Line),
-                           Line));
+                           forLoop(J, c(0), c(S.ThreadN), ForKind::Serial, Init, Line), Line));
   }
 
   // 5. The loop over k tiles. Each operand's tile is copied by all threads
@@ -419,16 +413,11 @@ Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
   // 6. The epilogue, for the outputs inside the tensor: those beyond M or N
   //    were computed from zeros and are never stored.
   {
-    AccReplacer R;
-    R.Acc = Acc;
-    R.AccIndices = {var(I), var(J)};
-    std::vector<Stmt> Out;
-    for (const Stmt &E : Epi)
-      Out.push_back(R.mutate(E));
+    Stmt Out = withAccumulatorAt(Epi, Acc, {var(I), var(J)});
     Expr GM = add(blockOffset(true), outputOffset(true, var(I)));
     Expr GN = add(blockOffset(false), outputOffset(false, var(J)));
     Stmt St = letStmt(RowLoop->Var, fromMin(RowLoop->Min, GM),
-                      letStmt(ColLoop->Var, fromMin(ColLoop->Min, GN), block(Out), Line), Line);
+                      letStmt(ColLoop->Var, fromMin(ColLoop->Min, GN), Out, Line), Line);
     St = ifThen(land(lt(GM, RowLoop->Extent), lt(GN, ColLoop->Extent)), St, nullptr, Line);
     Body.push_back(forLoop(I, c(0), c(S.ThreadM), ForKind::Serial,
                            forLoop(J, c(0), c(S.ThreadN), ForKind::Serial, St, Line), Line));

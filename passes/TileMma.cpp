@@ -1,7 +1,8 @@
 //===- TileMma.cpp - Contractions on tensor cores: mma.sync, ldmatrix -----===//
 #include "passes/TileMma.h"
-#include "passes/MmaStaging.h"
+#include "ir/Fragment.h"
 #include "ir/Simplify.h"
+#include "passes/MmaStaging.h"
 
 #include <algorithm>
 #include <string>
@@ -40,8 +41,6 @@ private:
   MmaOperandStage Sides[2]; ///< A (rows), B (columns)
   std::string BZ, PID, TM, TN, TX, Lane, Warp, KT;
   unsigned Line = 0;
-  /// The k loop being built copies with cp.async (both operands aligned).
-  bool WideCopies = false;
 
   bool decline(const Stmt &Nest, const std::string &Why) {
     remark(PassName, Nest->SrcLine,
@@ -50,18 +49,18 @@ private:
     return false;
   }
   bool match(const Stmt &Nest);
-  Stmt copyTile(const MmaOperandStage &O, const Expr &KTile, const Expr &Stage, bool Async) {
-    return O.copy(Names, S, TX, KTile, Stage, Async && WideCopies, Line);
-  }
   Stmt loadBoth(int64_t Buf, const Expr &Stage, int64_t KK) {
     return block({Sides[0].loadFragments(Names, S, Lane, c(Buf), Stage, c(KK), Line),
                   Sides[1].loadFragments(Names, S, Lane, c(Buf), Stage, c(KK), Line)});
   }
   Stmt mmas(const Expr &Buf);
-  Stmt copyBoth(const Expr &KTile, const Expr &Stage, bool Async) {
-    return block({copyTile(Sides[0], KTile, Stage, Async), copyTile(Sides[1], KTile, Stage, Async)});
+  /// Both operands' copies of k tile KTile into stage Stage: cp.async if
+  /// Wide (both aligned), else guarded element copies.
+  Stmt copyBoth(const Expr &KTile, const Expr &Stage, bool Wide) {
+    return block({Sides[0].copy(Names, S, TX, KTile, Stage, Wide, Line),
+                  Sides[1].copy(Names, S, TX, KTile, Stage, Wide, Line)});
   }
-  Stmt pipelinedLoop(const Expr &Tiles);
+  Stmt pipelinedLoop(const Expr &Tiles, bool Wide);
 };
 
 bool MmaTiler::match(const Stmt &Nest) {
@@ -104,10 +103,10 @@ bool MmaTiler::match(const Stmt &Nest) {
 /// 5. The warp's (WM / 16) x (WN / 8) mma tiles on fragment buffer Buf.
 Stmt MmaTiler::mmas(const Expr &Buf) {
   std::string I = Names.fresh("i"), J = Names.fresh("j");
-  Stmt Mma = std::make_shared<MmaNode>(
-      MmaShape::M16N8K16, N.Acc, std::vector<Expr>{var(I), var(J), c(0)}, Sides[0].Frag,
-      std::vector<Expr>{Buf, var(I), c(0)}, Sides[1].Frag, std::vector<Expr>{Buf, var(J), c(0)},
-      Line);
+  Stmt Mma =
+      std::make_shared<MmaNode>(MmaShape::M16N8K16, N.Acc, std::vector<Expr>{var(I), var(J), c(0)},
+                                Sides[0].Frag, std::vector<Expr>{Buf, var(I), c(0)}, Sides[1].Frag,
+                                std::vector<Expr>{Buf, var(J), c(0)}, Line);
   return unrolled(I, S.WarpM / 16, unrolled(J, S.WarpN / 8, Mma, Line), Line);
 }
 
@@ -121,7 +120,7 @@ Stmt MmaTiler::mmas(const Expr &Buf) {
 /// tile's first, after the last step) loaded before step s's mmas, so the
 /// ldmatrix latency and the barrier hide behind mmas. One commit per tile
 /// keeps the group count uniform.
-Stmt MmaTiler::pipelinedLoop(const Expr &Tiles) {
+Stmt MmaTiler::pipelinedLoop(const Expr &Tiles, bool Wide) {
   int64_t Steps = S.TileK / 16, St = S.Stages;
   auto Commit = [&] { return std::make_shared<AsyncCommitNode>(Line); };
   auto Wait = [&](int64_t P) { return std::make_shared<AsyncWaitNode>(unsigned(P), Line); };
@@ -129,7 +128,7 @@ Stmt MmaTiler::pipelinedLoop(const Expr &Tiles) {
   std::string Pro = Names.fresh("s");
   Out.push_back(unrolled(
       Pro, St - 1,
-      block({ifThen(lt(var(Pro), Tiles), copyBoth(var(Pro), var(Pro), true), nullptr, Line),
+      block({ifThen(lt(var(Pro), Tiles), copyBoth(var(Pro), var(Pro), Wide), nullptr, Line),
              Commit()}),
       Line));
   Out.push_back(Wait(St - 2));
@@ -149,15 +148,15 @@ Stmt MmaTiler::pipelinedLoop(const Expr &Tiles) {
       Iter.push_back(ifThen(HasNext, loadBoth(0, var(Nxt), 0), nullptr, Line));
     if (K == 0) {
       Expr Fill = add(var(KT), c(St - 1));
-      Iter.push_back(ifThen(lt(Fill, Tiles), copyBoth(Fill, imod(Fill, c(St)), true), nullptr,
-                            Line));
+      Iter.push_back(
+          ifThen(lt(Fill, Tiles), copyBoth(Fill, imod(Fill, c(St)), Wide), nullptr, Line));
       Iter.push_back(Commit());
     }
     Iter.push_back(mmas(c(K % 2)));
   }
-  Stmt Body = letStmt(Cur, imod(var(KT), c(St)),
-                      letStmt(Nxt, imod(add(var(KT), c(1)), c(St)), block(std::move(Iter)), Line),
-                      Line);
+  Stmt Body =
+      letStmt(Cur, imod(var(KT), c(St)),
+              letStmt(Nxt, imod(add(var(KT), c(1)), c(St)), block(std::move(Iter)), Line), Line);
   Out.push_back(forLoop(KT, c(0), Tiles, ForKind::Serial, Body, Line));
   Out.push_back(Wait(0));
   return block(std::move(Out));
@@ -200,24 +199,17 @@ Stmt MmaTiler::tile(const Stmt &Nest, std::vector<Knob> &) {
     O.Frag = Names.fresh(Buf + "_frag");
     O.layout(F, S);
     O.BlockOffset = mul(var(O.IsA ? TM : TN), c(O.BX));
-    O.WarpOffset =
-        mul(O.IsA ? idiv(var(Warp), c(WarpsN)) : imod(var(Warp), c(WarpsN)), c(O.WX));
+    O.WarpOffset = mul(O.IsA ? idiv(var(Warp), c(WarpsN)) : imod(var(Warp), c(WarpsN)), c(O.WX));
   }
 
   // 7. The accumulators start as the nest's init; then the k loop.
   std::vector<Stmt> Body;
   std::string I = Names.fresh("i"), J = Names.fresh("j"), E = Names.fresh("e");
-  {
-    AccReplacer R;
-    R.Acc = N.Acc;
-    R.AccIndices = {var(I), var(J), var(E)};
-    std::vector<Stmt> Init;
-    for (const Stmt &P : N.Init)
-      Init.push_back(R.mutate(P));
-    Body.push_back(unrolled(I, S.WarpM / 16,
-                            unrolled(J, S.WarpN / 8, unrolled(E, 4, block(Init), Line), Line),
-                            Line));
-  }
+  // Each lane's part of the warp's mma tiles (ir/Fragment.h).
+  const MmaFragmentSizes Frag = mmaFragmentSizes(MmaShape::M16N8K16);
+  Stmt Init = withAccumulatorAt(N.Init, N.Acc, {var(I), var(J), var(E)});
+  Body.push_back(unrolled(I, S.WarpM / 16,
+                          unrolled(J, S.WarpN / 8, unrolled(E, Frag.C, Init, Line), Line), Line));
   Expr Tiles = ceilDiv(N.Red->Extent, S.TileK);
   int64_t Steps = S.TileK / 16;
   auto Commit = [&] { return std::make_shared<AsyncCommitNode>(Line); };
@@ -232,15 +224,15 @@ Stmt MmaTiler::tile(const Stmt &Nest, std::vector<Knob> &) {
     return block(std::move(Out));
   };
   bool Pipelined = S.Stages >= 2 && Steps % 2 == 0 && S.DoubleBuffer;
-  auto KLoop = [&]() -> Stmt {
+  auto KLoop = [&](bool Wide) -> Stmt {
     if (Pipelined)
-      return pipelinedLoop(Tiles);
+      return pipelinedLoop(Tiles, Wide);
     if (S.Stages == 1) {
       // Synchronous copies into one stage, a barrier on each side.
-      return forLoop(KT, c(0), Tiles, ForKind::Serial,
-                     block({copyBoth(var(KT), c(0), false), barrier(Line), Compute(c(0)),
-                            barrier(Line)}),
-                     Line);
+      return forLoop(
+          KT, c(0), Tiles, ForKind::Serial,
+          block({copyBoth(var(KT), c(0), false), barrier(Line), Compute(c(0)), barrier(Line)}),
+          Line);
     }
     // The ring of stages, fragments loaded step by step: wait for tile kt,
     // a barrier (every warp is done with tile kt - 1's stage), refill that
@@ -248,14 +240,14 @@ Stmt MmaTiler::tile(const Stmt &Nest, std::vector<Knob> &) {
     std::string St = Names.fresh("s");
     Expr Next = add(var(KT), c(S.Stages - 1));
     return block(
-        {unrolled(St, S.Stages - 1,
-                  block({ifThen(lt(var(St), Tiles), copyBoth(var(St), var(St), true), nullptr,
-                                Line),
-                         Commit()}),
-                  Line),
+        {unrolled(
+             St, S.Stages - 1,
+             block({ifThen(lt(var(St), Tiles), copyBoth(var(St), var(St), Wide), nullptr, Line),
+                    Commit()}),
+             Line),
          forLoop(KT, c(0), Tiles, ForKind::Serial,
                  block({Wait(static_cast<unsigned>(S.Stages - 2)), barrier(Line),
-                        ifThen(lt(Next, Tiles), copyBoth(Next, imod(Next, c(S.Stages)), true),
+                        ifThen(lt(Next, Tiles), copyBoth(Next, imod(Next, c(S.Stages)), Wide),
                                nullptr, Line),
                         Commit(), Compute(imod(var(KT), c(S.Stages)))}),
                  Line),
@@ -266,52 +258,43 @@ Stmt MmaTiler::tile(const Stmt &Nest, std::vector<Knob> &) {
   // 16-byte aligned, guarded element copies otherwise. Each version keeps
   // only its own addresses in registers.
   if (S.Stages >= 2 && Sides[0].Aligned && Sides[1].Aligned) {
-    WideCopies = true;
-    Stmt Wide = KLoop();
-    WideCopies = false;
-    Body.push_back(ifThen(land(Sides[0].Aligned, Sides[1].Aligned), Wide, KLoop(), Line));
+    // One after another: the order of the fresh names is fixed.
+    Stmt Wide = KLoop(true);
+    Body.push_back(ifThen(land(Sides[0].Aligned, Sides[1].Aligned), Wide, KLoop(false), Line));
   } else {
-    WideCopies = false;
-    Body.push_back(KLoop());
+    Body.push_back(KLoop(false));
   }
 
   // 8. The epilogue per accumulator element (c_e: row g + 8 (e >> 1),
   //    column 2 t + (e & 1)), for the outputs inside the tensor.
   {
-    AccReplacer R;
-    R.Acc = N.Acc;
-    R.AccIndices = {var(I), var(J), var(E)};
-    std::vector<Stmt> Out;
-    for (const Stmt &X : N.Epilogue)
-      Out.push_back(R.mutate(X));
-    Expr L = var(Lane);
-    Expr GM = add(add(Sides[0].BlockOffset, Sides[0].WarpOffset),
-                  add(mul(var(I), c(16)), add(idiv(L, c(4)), mul(idiv(var(E), c(2)), c(8)))));
-    Expr GN = add(add(Sides[1].BlockOffset, Sides[1].WarpOffset),
-                  add(mul(var(J), c(8)), add(mul(imod(L, c(4)), c(2)), imod(var(E), c(2)))));
+    Stmt Out = withAccumulatorAt(N.Epilogue, N.Acc, {var(I), var(J), var(E)});
+    auto [Row, Col] = fragmentPosExpr(MmaShape::M16N8K16, MmaOperand::C, var(Lane), var(E));
+    Expr GM = add(add(Sides[0].BlockOffset, Sides[0].WarpOffset), add(mul(var(I), c(16)), Row));
+    Expr GN = add(add(Sides[1].BlockOffset, Sides[1].WarpOffset), add(mul(var(J), c(8)), Col));
     Stmt St = letStmt(N.Row->Var, fromMin(N.Row->Min, GM),
-                      letStmt(N.Col->Var, fromMin(N.Col->Min, GN), block(Out), Line), Line);
+                      letStmt(N.Col->Var, fromMin(N.Col->Min, GN), Out, Line), Line);
     St = ifThen(land(lt(GM, N.Row->Extent), lt(GN, N.Col->Extent)), St, nullptr, Line);
-    Body.push_back(
-        unrolled(I, S.WarpM / 16, unrolled(J, S.WarpN / 8, unrolled(E, 4, St, Line), Line), Line));
+    Body.push_back(unrolled(I, S.WarpM / 16,
+                            unrolled(J, S.WarpN / 8, unrolled(E, Frag.C, St, Line), Line), Line));
   }
 
   // 9. Storage: the accumulator fragments, each side's fragments and tile.
   Stmt Launch = block(std::move(Body));
-  Launch = allocate(tempBuffer(N.Acc, DType::F32, {c(S.WarpM / 16), c(S.WarpN / 8), c(4)},
+  Launch = allocate(tempBuffer(N.Acc, DType::F32, {c(S.WarpM / 16), c(S.WarpN / 8), c(Frag.C)},
                                MemScope::Fragment),
                     Launch, Line);
   Expr Bufs = c(Pipelined ? 2 : 1);
-  Launch = allocate(tempBuffer(Sides[1].Frag, Sides[1].Op->Type, {Bufs, c(S.WarpN / 8), c(4)},
+  Launch = allocate(tempBuffer(Sides[1].Frag, Sides[1].Op->Type, {Bufs, c(S.WarpN / 8), c(Frag.B)},
                                MemScope::Fragment),
                     Launch, Line);
-  Launch = allocate(tempBuffer(Sides[0].Frag, Sides[0].Op->Type, {Bufs, c(S.WarpM / 16), c(8)},
+  Launch = allocate(tempBuffer(Sides[0].Frag, Sides[0].Op->Type, {Bufs, c(S.WarpM / 16), c(Frag.A)},
                                MemScope::Fragment),
                     Launch, Line);
   for (int Sd = 1; Sd >= 0; --Sd) {
     const MmaOperandStage &O = Sides[Sd];
-    Buffer T = tempBuffer(O.Tile, O.Op->Type, {c(S.Stages), c(O.Rows), c(O.Cols)},
-                          MemScope::Shared);
+    Buffer T =
+        tempBuffer(O.Tile, O.Op->Type, {c(S.Stages), c(O.Rows), c(O.Cols)}, MemScope::Shared);
     T.Swz = O.Swz;
     Stmt Inner = O.SwzNote.empty() ? Launch : block({note(O.SwzNote, Line), Launch});
     Launch = allocate(T, Inner, Line);
@@ -320,27 +303,26 @@ Stmt MmaTiler::tile(const Stmt &Nest, std::vector<Knob> &) {
   // 10. Coordinates: lane and warp; the output tile (tm, tn) of block pid,
   //    row by row or in groups of 8 tile rows (consecutive blocks then
   //    share B's k tiles in L2, and A's across the group); the batch.
-  Launch = letStmt(Lane, imod(var(TX), c(32)),
-                   letStmt(Warp, idiv(var(TX), c(32)), Launch, Line), Line);
+  Launch =
+      letStmt(Lane, imod(var(TX), c(32)), letStmt(Warp, idiv(var(TX), c(32)), Launch, Line), Line);
   Expr RowsT = ceilDiv(N.Row->Extent, S.BlockM), ColsT = ceilDiv(N.Col->Extent, S.BlockN);
   if (S.Grouped) {
     std::string Grp = Names.fresh("group"), First = Names.fresh("first"),
                 Size = Names.fresh("size");
     Expr PerGroup = mul(c(8), ColsT);
-    Launch = letStmt(
-        Grp, idiv(var(PID), PerGroup),
-        letStmt(First, mul(var(Grp), c(8)),
-                letStmt(Size, binary(BinaryOp::Min, sub(RowsT, var(First)), c(8)),
-                        letStmt(TM, add(var(First), imod(var(PID), var(Size))),
-                                letStmt(TN, idiv(imod(var(PID), PerGroup), var(Size)), Launch,
-                                        Line),
-                                Line),
-                        Line),
-                Line),
-        Line);
+    Launch = letStmt(Grp, idiv(var(PID), PerGroup),
+                     letStmt(First, mul(var(Grp), c(8)),
+                             letStmt(Size, binary(BinaryOp::Min, sub(RowsT, var(First)), c(8)),
+                                     letStmt(TM, add(var(First), imod(var(PID), var(Size))),
+                                             letStmt(TN, idiv(imod(var(PID), PerGroup), var(Size)),
+                                                     Launch, Line),
+                                             Line),
+                                     Line),
+                             Line),
+                     Line);
   } else {
-    Launch = letStmt(TM, idiv(var(PID), ColsT),
-                     letStmt(TN, imod(var(PID), ColsT), Launch, Line), Line);
+    Launch =
+        letStmt(TM, idiv(var(PID), ColsT), letStmt(TN, imod(var(PID), ColsT), Launch, Line), Line);
   }
   Launch = bindFlatIndex(N.Batch, var(BZ), Launch);
   bool TransA = !Sides[0].Op->KFastest, TransB = !Sides[1].Op->KFastest;
@@ -351,18 +333,18 @@ Stmt MmaTiler::tile(const Stmt &Nest, std::vector<Knob> &) {
       std::to_string(S.WarpM) + "x" + std::to_string(S.WarpN) + " (" +
       std::to_string(S.WarpM / 16) + "x" + std::to_string(S.WarpN / 8) +
       " mma tiles each), k tile " + std::to_string(S.TileK) +
-      (S.Stages > 1 ? " through " + std::to_string(S.Stages) +
-                          " shared stages filled by cp.async (" + std::to_string(S.Stages - 1) +
-                          " k tiles in flight)"
-                    : " copied synchronously into one shared stage") +
-      (S.LdMatrix ? "; fragments by ldmatrix" +
-                        std::string(TransA || TransB ? std::string(" (.trans for ") +
-                                                           (TransA ? "A" : "") +
-                                                           (TransA && TransB ? " and " : "") +
-                                                           (TransB ? "B" : "") +
-                                                           ": the contiguous index is not k)"
-                                                     : "")
-                  : "; fragments by one shared load per element") +
+      (S.Stages > 1
+           ? " through " + std::to_string(S.Stages) + " shared stages filled by cp.async (" +
+                 std::to_string(S.Stages - 1) + " k tiles in flight)"
+           : " copied synchronously into one shared stage") +
+      (S.LdMatrix
+           ? "; fragments by ldmatrix" +
+                 std::string(TransA || TransB
+                                 ? std::string(" (.trans for ") + (TransA ? "A" : "") +
+                                       (TransA && TransB ? " and " : "") + (TransB ? "B" : "") +
+                                       ": the contiguous index is not k)"
+                                 : "")
+           : "; fragments by one shared load per element") +
       (S.Grouped ? "; output tiles in groups of 8 tile rows, for L2 reuse" : "");
   remark(PassName, Line,
          "took it: tensor cores, block tile " + std::to_string(S.BlockM) + "x" +

@@ -307,7 +307,8 @@ __device__ __forceinline__ void tdsl_frag_set(uint32_t *regs, I i, T x) {
   uint32_t mask = ((1u << kBits) - 1) << shift;
   regs[i / kPerReg] = (regs[i / kPerReg] & ~mask) | (tdsl_elem_bits(x) << shift);
 }
-template <typename T, typename I> __device__ __forceinline__ T tdsl_frag_get(const uint32_t *regs, I i) {
+template <typename T, typename I>
+__device__ __forceinline__ T tdsl_frag_get(const uint32_t *regs, I i) {
   constexpr int kBits = 8 * sizeof(T), kPerReg = 32 / kBits;
   uint32_t bits = regs[i / kPerReg] >> (kBits * int(i % kPerReg));
   if constexpr (sizeof(T) == 1)
