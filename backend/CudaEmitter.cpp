@@ -1008,6 +1008,8 @@ void FuncEmitter::emitStmt(const Stmt &S, ExprWriter &W, bool Last) {
       Regs = "reinterpret_cast<uint32_t *>(" + Regs + ")";
     line() << "tdsl_ldmatrix<" << N.Count << ", " << (N.Trans ? "true" : "false") << ">(" << Regs
            << ", &" << W.element(Src, N.SrcIndices) << ");\n";
+    if (D.Type == DType::TF32 && Src.Type == DType::F32) // rounds, as tf32(x)
+      line() << "tdsl_round_tf32<" << N.Count << ">(" << W.registers(D, N.DstIndices) << ");\n";
     return;
   }
   case StmtKind::Launch:

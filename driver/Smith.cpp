@@ -574,29 +574,36 @@ Val Generator::cover(const Index &I) {
 /// tensor-core path takes, which random statements almost never have.
 void Generator::genContraction(bool IsOutput) {
   Ctx = {{"i", pickExtent()}, {"j", pickExtent()}, {"k", pickExtent()}};
-  DType T = chance(0.5) ? DType::F16 : DType::BF16;
+  // The inputs tile-mma takes: f16, bf16, f32 under tf32() (f32 sums), i8
+  // (i32 sums).
+  DType T = pickOf(std::vector<DType>{DType::F16, DType::BF16, DType::F16, DType::BF16,
+                                      DType::TF32, DType::I8});
+  bool Tf32 = T == DType::TF32, Int = T == DType::I8;
+  DType In = Tf32 ? DType::F32 : T, Acc = Int ? DType::I32 : DType::F32;
   auto Operand = [&](const Index &X, bool KFirst) {
     Readable R;
     R.Name = "x" + std::to_string(NextInput++);
-    R.Type = T;
-    R.Bound = P.Exact ? 4 : 1;
+    R.Type = In;
+    R.Bound = P.Exact ? 4 : Int ? 128 : 1; // the check's random inputs (driver/Check.cpp)
     const Index &K = Ctx[2];
     for (const Index *I : KFirst ? std::vector<const Index *>{&K, &X}
                                  : std::vector<const Index *>{&X, &K})
       R.Dims.push_back({DimShape::Plain, I->Ext, ""});
     Tensor Param;
     Param.Name = R.Name;
-    Param.Type = T;
+    Param.Type = In;
     for (const DimShape &D : R.Dims)
       Param.Dims.push_back(D.A);
     noteDims(Param.Dims);
     P.Inputs.push_back(Param);
     Val V;
-    V.T = arith(T);
+    V.T = Acc;
     V.Bound = R.Bound;
     V.E = node(Expr::Access, R.Name, {});
     V.E.Subs = KFirst ? std::vector<std::string>{"k", X.Name}
                       : std::vector<std::string>{X.Name, "k"};
+    if (Tf32 || Int)
+      V.E = node(Expr::Call, Tf32 ? "tf32" : "i32", {V.E});
     return V;
   };
   Val A = Operand(Ctx[0], chance(0.3)), B = Operand(Ctx[1], chance(0.7));
@@ -610,12 +617,12 @@ void Generator::genContraction(bool IsOutput) {
   if (IsOutput) {
     noteDims(OutDims);
     S.Target = "out" + std::to_string(P.Outputs.size());
-    P.Outputs.push_back({S.Target, DType::F32, OutDims});
+    P.Outputs.push_back({S.Target, Acc, OutDims});
   } else {
     S.Target = "t" + std::to_string(NextTemp++);
   }
   Out.Name = S.Target;
-  Out.Type = DType::F32;
+  Out.Type = Acc;
   for (const std::string &E : OutDims)
     Out.Dims.push_back({DimShape::Plain, E, ""});
   Out.Bound = Result;

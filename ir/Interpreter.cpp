@@ -1419,7 +1419,8 @@ bool Interpreter::execLdMatrix(CStmt &S, const LaneList &Act) {
           int64_t Pos = position(D, Off + M * PerLane + E, L);
           if (!checkWrite(D, Off + M * PerLane + E, Pos, L))
             return false;
-          D.Data[Pos] = Rows[(M * 8 + Row) * PerRow + Col];
+          const Value &V = Rows[(M * 8 + Row) * PerRow + Col];
+          D.Data[Pos] = D.Type == Src.Type ? V : castValue(V, Src.Type, D.Type);
           D.InitGen[Pos] = D.Gen;
         }
     }

@@ -541,7 +541,8 @@ void Verifier::checkLdMatrix(const LdMatrixNode &N, const Stmt &S) {
     return;
   if (Src->Scope != MemScope::Shared)
     fail("ldmatrix source '" + N.Src + "' must be a shared buffer", S);
-  if (D->Type != Src->Type)
+  // f32 into tf32 rounds, as tf32(x) does; otherwise the bits move as they are.
+  if (D->Type != Src->Type && !(D->Type == DType::TF32 && Src->Type == DType::F32))
     fail("ldmatrix from " + dtypeName(Src->Type) + " into " + dtypeName(D->Type), S);
   if (N.Trans && dtypeBytes(Src->Type) != 2)
     fail("ldmatrix trans moves 16-bit elements, not " + dtypeName(Src->Type), S);

@@ -16,11 +16,13 @@ Expr c(int64_t V) { return intImm(V); }
 
 /// 1. Bank model: wavefronts of the worst phase of 8 lanes that each move
 /// 16 bytes (an ldmatrix phase reads 8 rows at one column; a copy phase
-/// writes 8 consecutive chunks), in a tile of Rows x Cols elements of 2
-/// bytes stored under Swz. One wavefront serves 8 distinct 16-byte bank
-/// groups of a 128-byte line.
-int64_t worstPhase(int64_t Rows, int64_t Cols, const Swizzle &Swz, bool Column) {
-  int64_t Chunks = Cols / 8, Worst = 1;
+/// writes 8 consecutive chunks), in a tile of Rows x Cols elements, E of
+/// them per 16 bytes, stored under Swz. One wavefront serves 8 distinct
+/// 16-byte bank groups of a 128-byte line. (A warp's 4-byte loads of
+/// fragments that ldmatrix cannot give, 4 rows at 8 consecutive columns,
+/// are free of conflicts when those column phases are.)
+int64_t worstPhase(int64_t Rows, int64_t Cols, int64_t E, const Swizzle &Swz, bool Column) {
+  int64_t Chunks = Cols / E, Worst = 1;
   for (int64_t First = 0; First + 8 <= Rows * Chunks; First += 8) {
     int64_t Count[8] = {};
     for (int64_t L = 0; L < 8; ++L) {
@@ -28,8 +30,8 @@ int64_t worstPhase(int64_t Rows, int64_t Cols, const Swizzle &Swz, bool Column) 
       int64_t Q = Column ? ((First / Chunks) / 8 * 8 + L) * Chunks + First % Chunks : First + L;
       if (Q / Chunks >= Rows)
         continue;
-      int64_t Off = Swz ? Swz.apply(Q * 8) : Q * 8;
-      Worst = std::max(Worst, ++Count[(Off / 8) % 8]);
+      int64_t Off = Swz ? Swz.apply(Q * E) : Q * E;
+      Worst = std::max(Worst, ++Count[(Off / E) % 8]);
     }
   }
   return Worst;
@@ -38,7 +40,7 @@ int64_t worstPhase(int64_t Rows, int64_t Cols, const Swizzle &Swz, bool Column) 
 } // namespace
 
 /// 2. The tile keeps its contiguous index last, so a 16-byte
-/// copy moves 8 consecutive elements; the swizzle (from the bank model)
+/// copy moves consecutive elements (8 of 16 bits); the swizzle (from the bank model)
 /// XORs the 16-byte chunk with the row so that the 8 rows of an ldmatrix
 /// phase fall in 8 bank groups, which keeps the copies' phases free too.
 void MmaOperandStage::layout(const Func &F, const MmaSchedule &S) {
@@ -51,29 +53,42 @@ void MmaOperandStage::layout(const Func &F, const MmaSchedule &S) {
   const Buffer *T = findTensor(F, L.Buffer);
   const ForNode *Fast = O.Op->KFastest ? Red : O.XLoop;
   std::optional<int64_t> Min = asConstInt(Fast->Min);
-  if (T && contiguousIn(L.Indices, Fast->Var) && Min && *Min % 8 == 0) {
+  int64_t E = chunk();
+  if (T && contiguousIn(L.Indices, Fast->Var) && Min && *Min % E == 0) {
     std::vector<Expr> First(T->rank(), c(0));
     O.Aligned = call(Intrinsic::Aligned, {load(T->Type, T->Name, First), c(16)});
     if (T->rank() > 1)
-      O.Aligned = land(binary(BinaryOp::Eq, imod(T->Shape.back(), c(8)), c(0)), O.Aligned);
+      O.Aligned = land(binary(BinaryOp::Eq, imod(T->Shape.back(), c(E)), c(0)), O.Aligned);
   }
-  int64_t Chunks = O.Cols / 8;
+  int64_t Chunks = O.Cols / E;
   O.Swz = Swizzle();
   O.SwzNote.clear();
   if (!S.Swizzle || !llvm::isPowerOf2_64(Chunks))
     return;
-  unsigned LogQ = llvm::Log2_64(Chunks);
-  Swizzle Cand{std::min(3u, LogQ), 3, std::max(3u, LogQ)};
-  int64_t ReadBefore = worstPhase(O.Rows, O.Cols, Swizzle(), true),
-          ReadAfter = worstPhase(O.Rows, O.Cols, Cand, true),
-          CopyBefore = worstPhase(O.Rows, O.Cols, Swizzle(), false),
-          CopyAfter = worstPhase(O.Rows, O.Cols, Cand, false);
+  if (!usesLdMatrix(S) && E == 16) {
+    // Sixteen byte loads per fragment register: each would need its own
+    // swizzled address, live across the k loop (ptxas spills them).
+    O.SwzNote = "[tile-mma] " + O.Tile +
+                " unswizzled: its fragments are loaded a byte at a time, and a swizzled "
+                "address per byte costs more registers than the bank conflicts cost time";
+    return;
+  }
+  // The chunk's bits XOR with as many row bits as there are chunks in a
+  // 128-byte line's worth of rows (at most 8 bank groups).
+  unsigned LogQ = llvm::Log2_64(Chunks), LogE = llvm::Log2_64(E);
+  Swizzle Cand{std::min(3u, LogQ), LogE, std::max(3u, LogQ)};
+  int64_t ReadBefore = worstPhase(O.Rows, O.Cols, E, Swizzle(), true),
+          ReadAfter = worstPhase(O.Rows, O.Cols, E, Cand, true),
+          CopyBefore = worstPhase(O.Rows, O.Cols, E, Swizzle(), false),
+          CopyAfter = worstPhase(O.Rows, O.Cols, E, Cand, false);
   if (ReadAfter >= ReadBefore || CopyAfter > CopyBefore)
     return;
   O.Swz = Cand;
-  O.SwzNote = "[tile-mma] " + O.Tile + " swizzle(" + std::to_string(Cand.Bits) + ", 3, " +
-              std::to_string(Cand.Shift) + "): an ldmatrix phase reads 8 rows of " +
-              std::to_string(O.Cols * 2) + " bytes at one column, " + std::to_string(ReadBefore) +
+  O.SwzNote = "[tile-mma] " + O.Tile + " swizzle(" + std::to_string(Cand.Bits) + ", " +
+              std::to_string(LogE) + ", " + std::to_string(Cand.Shift) +
+              "): " + (usesLdMatrix(S) ? "an ldmatrix phase" : "a phase of the fragment loads") +
+              " reads 8 rows of " + std::to_string(O.Cols * dtypeBytes(O.Op->Type)) +
+              " bytes at one column, " + std::to_string(ReadBefore) +
               " wavefronts unswizzled and " + std::to_string(ReadAfter) +
               " swizzled; the 16-byte copies take " + std::to_string(CopyAfter) + " (" +
               std::to_string(CopyBefore) + " unswizzled)";
@@ -85,7 +100,7 @@ void MmaOperandStage::layout(const Func &F, const MmaSchedule &S) {
 Stmt MmaOperandStage::copy(NameTable &Names, const MmaSchedule &S, const std::string &TX,
                            const Expr &KTile, const Expr &Stage, bool Wide, unsigned Line) const {
   const MmaOperandStage &O = *this;
-  int64_t Chunks = O.Cols / 8, Total = O.Rows * Chunks, Threads = S.threads();
+  int64_t E = chunk(), Chunks = O.Cols / E, Total = O.Rows * Chunks, Threads = S.threads();
   int64_t Rounds = (Total + Threads - 1) / Threads;
   bool KF = O.Op->KFastest;
   {
@@ -103,18 +118,21 @@ Stmt MmaOperandStage::copy(NameTable &Names, const MmaSchedule &S, const std::st
       auto [Src, Valid] = Element(c(0));
       const auto &L = static_cast<const LoadNode &>(*Src);
       Body = std::make_shared<AsyncCopyNode>(O.Tile, std::vector<Expr>{Stage, var(R), var(Col)},
-                                             L.Buffer, L.Indices, 8, Line, Valid);
+                                             L.Buffer, L.Indices, unsigned(E), Line, Valid);
     } else {
-      std::string E = Names.fresh("e");
-      auto [Src, Valid] = Element(var(E));
-      std::vector<Expr> Dst = {Stage, var(R), add(var(Col), var(E))};
-      Body = unrolled(E, 8,
-                      ifThen(Valid, store(O.Tile, Dst, Src, Line),
-                             store(O.Tile, Dst, zeroOf(O.Op->Type), Line), Line),
-                      Line);
+      std::string Ev = Names.fresh("e");
+      auto [Src, Valid] = Element(var(Ev));
+      std::vector<Expr> Dst = {Stage, var(R), add(var(Col), var(Ev))};
+      Stmt One = ifThen(Valid, store(O.Tile, Dst, Src, Line),
+                        store(O.Tile, Dst, zeroOf(O.Op->Type), Line), Line);
+      // Sixteen bytes a chunk, unrolled, hold more addresses and conditions
+      // than the registers left beside the accumulators (ptxas spills): the
+      // byte loop of this fallback stays rolled.
+      Body = E == 16 ? std::make_shared<ForNode>(Ev, c(0), c(E), ForKind::Serial, 1, One, Line)
+                     : unrolled(Ev, E, One, Line);
     }
     Body = letStmt(R, idiv(var(Q), c(Chunks)),
-                   letStmt(Col, mul(imod(var(Q), c(Chunks)), c(8)), Body, Line), Line);
+                   letStmt(Col, mul(imod(var(Q), c(Chunks)), c(E)), Body, Line), Line);
     if (Total % Threads)
       Body = ifThen(lt(var(Q), c(Total)), Body, nullptr, Line);
     Body = letStmt(Q, add(var(TX), mul(var(Cc), c(Threads))), Body, Line);
@@ -123,39 +141,41 @@ Stmt MmaOperandStage::copy(NameTable &Names, const MmaSchedule &S, const std::st
 }
 
 /// 4. The warp's fragments for k step KK of the staged tile: ldmatrix x4
-/// per 16 x 16 (with .trans when the contiguous index is not k), or, with
-/// ldmatrix = off, one shared load per element by the ISA's layout.
+/// per 16 rows of 32 bytes (with .trans when the contiguous index is not
+/// k), or one shared load per element by the ISA's layout where ldmatrix is
+/// off or cannot transpose (32- and 8-bit elements). An f32 tile feeding
+/// tf32 fragments is rounded on the way (ldmatrix into tf32 rounds too).
 Stmt MmaOperandStage::loadFragments(NameTable &Names, const MmaSchedule &S, const std::string &Lane,
                                     const Expr &Buf, const Expr &Stage, const Expr &KK,
                                     unsigned Line) const {
   const MmaOperandStage &O = *this;
   bool KF = O.Op->KFastest;
   int64_t Tiles = IsA ? O.WX / 16 : O.WX / 8; // A: m16 tiles; B: n8 tiles
-  Expr L = var(Lane), K0 = mul(KK, c(16));
+  Expr L = var(Lane), K0 = mul(KK, c(mmaShapeK(Shape)));
   auto At = [&](const Expr &X, const Expr &K) {
     return KF ? std::vector<Expr>{Stage, X, K} : std::vector<Expr>{Stage, K, X};
   };
-  if (!S.LdMatrix) {
+  if (!usesLdMatrix(S)) {
     std::string T = Names.fresh(IsA ? "i" : "j"), E = Names.fresh("e");
     Expr Ev = var(E);
     // Element e of the lane's part: A (m, k) or B (k, n), by the ISA's table.
-    auto [Row, Col] =
-        fragmentPosExpr(MmaShape::M16N8K16, IsA ? MmaOperand::A : MmaOperand::B, L, Ev);
+    auto [Row, Col] = fragmentPosExpr(Shape, IsA ? MmaOperand::A : MmaOperand::B, L, Ev);
     Expr X = add(mul(var(T), c(IsA ? 16 : 8)), IsA ? Row : Col), K = IsA ? Col : Row;
-    Stmt Ld = store(O.Frag, {Buf, var(T), Ev},
-                    load(O.Op->Type, O.Tile, At(add(WarpOffset, X), add(K0, K))), Line);
-    MmaFragmentSizes Sz = mmaFragmentSizes(MmaShape::M16N8K16);
+    Expr V = load(O.Op->Type, O.Tile, At(add(WarpOffset, X), add(K0, K)));
+    Stmt Ld = store(O.Frag, {Buf, var(T), Ev}, cast(FragType, V), Line);
+    MmaFragmentSizes Sz = mmaFragmentSizes(Shape);
     return unrolled(T, Tiles, unrolled(E, IsA ? Sz.A : Sz.B, Ld, Line), Line);
   }
-  // Lane l addresses row l % 8 of matrix l / 8. A's four matrices are
-  // (m 0-7, k 0-7), (m 8-15, k 0-7), (m 0-7, k 8-15), (m 8-15, k 8-15); B's
-  // (n 0-7, k 0-7), (n 0-7, k 8-15), (n 8-15, k 0-7), (n 8-15, k 8-15): two
-  // n8 tiles per ldmatrix.
+  // Lane l addresses row l % 8 of matrix l / 8, each matrix 8 rows of 16
+  // bytes (E elements). A's four matrices are (m 0-7, k 0..), (m 8-15,
+  // k 0..), (m 0-7, k E..), (m 8-15, k E..); B's (n 0-7, k 0..), (n 0-7,
+  // k E..), (n 8-15, k 0..), (n 8-15, k E..): two n8 tiles per ldmatrix.
+  // .trans (16-bit only, E = 8) holds 8 k rows of 8 m or n columns instead.
   std::string T = Names.fresh(IsA ? "i" : "j");
   Expr J = idiv(L, c(8)), R8 = imod(L, c(8));
   Expr XBlock = IsA ? imod(J, c(2)) : idiv(J, c(2)), KBlock = IsA ? idiv(J, c(2)) : imod(J, c(2));
   Expr X0 = add(WarpOffset, mul(var(T), c(16)));
-  Expr X = add(X0, mul(XBlock, c(8))), K = add(K0, mul(KBlock, c(8)));
+  Expr X = add(X0, mul(XBlock, c(8))), K = add(K0, mul(KBlock, c(chunk())));
   // The lane's row runs along the tile's row dimension: X when k is
   // contiguous, else k (and .trans transposes each matrix back).
   if (KF)

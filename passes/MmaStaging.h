@@ -27,6 +27,8 @@ struct MmaOperandStage {
   const ContractionOperand *Op = nullptr;
   const ir::ForNode *XLoop = nullptr; ///< its output loop: m for A, n for B
   const ir::ForNode *Red = nullptr;   ///< the reduction loop
+  ir::MmaShape Shape = ir::MmaShape::M16N8K16;
+  DType FragType = DType::F16; ///< the fragments' type: the tile's, or tf32 for f32 tiles
   bool IsA = false;
   int64_t BX = 0, WX = 0; ///< the block's and a warp's extent along XLoop
   int64_t Rows = 0, Cols = 0;
@@ -39,6 +41,13 @@ struct MmaOperandStage {
 
   /// Rows, Cols, the alignment test and the swizzle, for schedule S.
   void layout(const ir::Func &F, const MmaSchedule &S);
+  /// Elements of the tile per 16 bytes: one cp.async, one ldmatrix row.
+  int64_t chunk() const { return 16 / dtypeBytes(Op->Type); }
+  /// Whether the fragments come by ldmatrix: asked for, and k contiguous
+  /// or 16-bit elements (.trans moves only those).
+  bool usesLdMatrix(const MmaSchedule &S) const {
+    return S.LdMatrix && (Op->KFastest || dtypeBytes(Op->Type) == 2);
+  }
   /// The copy of k tile KTile into stage Stage by all threads (TX, of
   /// S.threads()): cp.async if Wide, else one guarded element at a time.
   ir::Stmt copy(NameTable &Names, const MmaSchedule &S, const std::string &TX,

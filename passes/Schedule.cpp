@@ -1,6 +1,7 @@
 //===- Schedule.cpp - Schedule knobs: the keys, their checks ---------------===//
 #include "passes/Schedule.h"
 #include "ir/Match.h"
+#include "passes/ContractionMatch.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
@@ -302,6 +303,8 @@ MmaSchedule mmaSchedule(const Func &F, int64_t ElemBytes, int64_t MaxSharedBytes
     S.WarpM = Warp[0];
     S.WarpN = Warp[1];
   }
+  // 64 bytes of each operand row per k tile, two mma k steps.
+  S.TileK = 64 / ElemBytes;
   const Knob *KK = R.ints("k_tile", 1, 1, 256, &K);
   if (KK)
     S.TileK = K;
@@ -354,8 +357,12 @@ MmaSchedule mmaSchedule(const Func &F, int64_t ElemBytes, int64_t MaxSharedBytes
   else if (S.threads() > 1024)
     Unusable(Blame, "needs " + std::to_string(S.threads()) +
                         " threads per block; the limit is 1024");
-  if (S.TileK % 16)
-    Unusable(KK, "k tile " + std::to_string(S.TileK) + " is not a multiple of 16 (the mma's k)");
+  // The mma's k is 32 bytes of operands: 16 f16, 8 tf32, 32 i8.
+  int64_t MmaK = 32 / ElemBytes;
+  if (S.TileK % MmaK)
+    Unusable(KK, "k tile " + std::to_string(S.TileK) + " is not a multiple of " +
+                     std::to_string(MmaK) + " (the mma's k for " + std::to_string(ElemBytes * 8) +
+                     "-bit operands)");
   int64_t Bytes = S.sharedBytes(ElemBytes);
   if (Bytes > MaxSharedBytes)
     Unusable(BlockK ? BlockK : KK ? KK : findKnob(F, "stages"),
@@ -386,7 +393,40 @@ std::vector<ScheduleProblem> checkSchedule(const Func &F, int64_t MaxSharedBytes
       Problems.push_back({K.Key, K.Line, "unknown key (the keys: " + Keys + ")"});
     }
   contractionSchedule(F, 4, MaxSharedBytes, &Problems);
-  mmaSchedule(F, 2, MaxSharedBytes, &Problems);
+  // The tensor-core limits depend on the operands' size: checked for each
+  // size F's contractions use (16-bit when it has none), each problem once.
+  struct OperandSizes : IRVisitor {
+    std::vector<int64_t> Sizes;
+    void visitStmt(const Stmt &S) {
+      if (S->Kind == StmtKind::For)
+        if (std::optional<ContractionNest> C = matchContraction(S, nullptr)) {
+          for (const ContractionOperand &O : C->Operands)
+            if (!llvm::is_contained(Sizes, dtypeBytes(O.Type)))
+              Sizes.push_back(dtypeBytes(O.Type));
+          return;
+        }
+      visit(S);
+    }
+    void visitBlock(const BlockNode &N) override {
+      for (const Stmt &S : N.Stmts)
+        visitStmt(S);
+    }
+    void visitAllocate(const AllocateNode &N) override { visitStmt(N.Body); }
+  } W;
+  if (F.Body)
+    W.visitStmt(F.Body);
+  std::vector<int64_t> &Sizes = W.Sizes;
+  if (Sizes.empty())
+    Sizes.push_back(2);
+  for (int64_t Bytes : Sizes) {
+    std::vector<ScheduleProblem> Mma;
+    mmaSchedule(F, Bytes, MaxSharedBytes, &Mma);
+    for (ScheduleProblem &P : Mma)
+      if (!llvm::any_of(Problems, [&](const ScheduleProblem &Q) {
+            return Q.Key == P.Key && Q.Message == P.Message;
+          }))
+        Problems.push_back(std::move(P));
+  }
   KnobReader R(F, &Problems);
   int64_t V;
   if (const Knob *K = R.ints("rows_per_block", 1, 1, 32, &V); K && !isPowerOf2(V))

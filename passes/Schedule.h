@@ -102,7 +102,8 @@ enum class TensorCores { Auto, On, Off };
 /// through a ring of Stages shared-memory buffers.
 struct MmaSchedule {
   TensorCores Mode = TensorCores::Auto;
-  int64_t BlockM = 128, BlockN = 128, TileK = 32;
+  int64_t BlockM = 128, BlockN = 128;
+  int64_t TileK = 32; ///< mmaSchedule makes it 64 bytes of operand row unless pinned
   int64_t WarpM = 64, WarpN = 64;
   int64_t Stages = 4;
   bool LdMatrix = true, Swizzle = true, Grouped = true;

@@ -17,15 +17,36 @@ constexpr const char *PassName = "tile-mma";
 
 Expr c(int64_t V) { return intImm(V); }
 
-/// f32(L) of a load L of f16 or bf16: L's type, else nothing.
-std::optional<DType> halfOperand(const Expr &E, Expr &Load) {
-  if (E->Kind != ExprKind::Cast || E->Type != DType::F32)
+/// The mma's input type of one factor of the product: f32(L) of a load L
+/// of f16 or bf16, f32(tf32(L)) of an f32 load, or i32(L) of an i8 load;
+/// Load is L.
+std::optional<DType> mmaInput(const Expr &E, Expr &Load) {
+  if (E->Kind != ExprKind::Cast)
     return std::nullopt;
-  const Expr &L = static_cast<const CastNode &>(*E).A;
-  if (L->Kind != ExprKind::Load || (L->Type != DType::F16 && L->Type != DType::BF16))
+  const Expr *L = &static_cast<const CastNode &>(*E).A;
+  bool Tf32 = false;
+  if (E->Type == DType::F32 && (*L)->Kind == ExprKind::Cast && (*L)->Type == DType::TF32) {
+    L = &static_cast<const CastNode &>(**L).A;
+    Tf32 = true;
+  }
+  if ((*L)->Kind != ExprKind::Load)
     return std::nullopt;
-  Load = L;
-  return L->Type;
+  DType T = (*L)->Type;
+  Load = *L;
+  if (Tf32)
+    return T == DType::F32 ? std::optional(DType::TF32) : std::nullopt;
+  if (E->Type == DType::F32 && (T == DType::F16 || T == DType::BF16))
+    return T;
+  if (E->Type == DType::I32 && T == DType::I8)
+    return T;
+  return std::nullopt;
+}
+
+/// The mma shape of an input type, and its accumulator's type.
+MmaShape shapeFor(DType In) {
+  return In == DType::TF32 ? MmaShape::M16N8K8
+         : In == DType::I8 ? MmaShape::M16N8K32
+                           : MmaShape::M16N8K16;
 }
 
 class MmaTiler {
@@ -39,6 +60,8 @@ private:
   MmaSchedule S;
   ContractionNest N;
   MmaOperandStage Sides[2]; ///< A (rows), B (columns)
+  MmaShape Shape = MmaShape::M16N8K16;
+  DType FragType = DType::F16; ///< the operands' fragments: f16, bf16, tf32 or i8
   std::string BZ, PID, TM, TN, TX, Lane, Warp, KT;
   unsigned Line = 0;
 
@@ -83,10 +106,13 @@ bool MmaTiler::match(const Stmt &Nest) {
     return decline(Nest, "the update is not the accumulator plus one product");
   const auto &P = static_cast<const BinaryNode &>(*Prod);
   Expr LA, LB;
-  std::optional<DType> TA = halfOperand(P.A, LA), TB = halfOperand(P.B, LB);
-  if (!TA || !TB || *TA != *TB || N.AccType != DType::F32)
-    return decline(Nest, "the product is not of two f16 (or two bf16) values into an f32 "
-                         "accumulator (tf32 and i8 tensor cores are not implemented yet)");
+  std::optional<DType> TA = mmaInput(P.A, LA), TB = mmaInput(P.B, LB);
+  DType AccWant = TA == DType::I8 ? DType::I32 : DType::F32;
+  if (!TA || !TB || *TA != *TB || N.AccType != AccWant)
+    return decline(Nest, "the product is not of two f16, bf16 or tf32() values into an f32 "
+                         "accumulator, or of two i8 values into an i32 one");
+  FragType = *TA;
+  Shape = shapeFor(FragType);
   if (N.Operands.size() != 2 || N.Operands[0].RowSide == N.Operands[1].RowSide)
     return decline(Nest, "the product is not one row operand times one column operand");
   for (const ContractionOperand &O : N.Operands) {
@@ -96,6 +122,8 @@ bool MmaTiler::match(const Stmt &Nest) {
     Sd.IsA = O.RowSide;
     Sd.XLoop = O.RowSide ? N.Row : N.Col;
     Sd.Red = N.Red;
+    Sd.Shape = Shape;
+    Sd.FragType = FragType;
   }
   return true;
 }
@@ -103,10 +131,9 @@ bool MmaTiler::match(const Stmt &Nest) {
 /// 5. The warp's (WM / 16) x (WN / 8) mma tiles on fragment buffer Buf.
 Stmt MmaTiler::mmas(const Expr &Buf) {
   std::string I = Names.fresh("i"), J = Names.fresh("j");
-  Stmt Mma =
-      std::make_shared<MmaNode>(MmaShape::M16N8K16, N.Acc, std::vector<Expr>{var(I), var(J), c(0)},
-                                Sides[0].Frag, std::vector<Expr>{Buf, var(I), c(0)}, Sides[1].Frag,
-                                std::vector<Expr>{Buf, var(J), c(0)}, Line);
+  Stmt Mma = std::make_shared<MmaNode>(Shape, N.Acc, std::vector<Expr>{var(I), var(J), c(0)},
+                                       Sides[0].Frag, std::vector<Expr>{Buf, var(I), c(0)},
+                                       Sides[1].Frag, std::vector<Expr>{Buf, var(J), c(0)}, Line);
   return unrolled(I, S.WarpM / 16, unrolled(J, S.WarpN / 8, Mma, Line), Line);
 }
 
@@ -121,7 +148,7 @@ Stmt MmaTiler::mmas(const Expr &Buf) {
 /// ldmatrix latency and the barrier hide behind mmas. One commit per tile
 /// keeps the group count uniform.
 Stmt MmaTiler::pipelinedLoop(const Expr &Tiles, bool Wide) {
-  int64_t Steps = S.TileK / 16, St = S.Stages;
+  int64_t Steps = S.TileK / mmaShapeK(Shape), St = S.Stages;
   auto Commit = [&] { return std::make_shared<AsyncCommitNode>(Line); };
   auto Wait = [&](int64_t P) { return std::make_shared<AsyncWaitNode>(unsigned(P), Line); };
   std::vector<Stmt> Out;
@@ -166,6 +193,8 @@ Stmt MmaTiler::tile(const Stmt &Nest, std::vector<Knob> &) {
   S = mmaSchedule(F, 2);
   if (S.Mode == TensorCores::Off || !match(Nest))
     return Nest; // tensor_cores = off: asked for, so no remark
+  // The k tile's default and its limits depend on the element size.
+  S = mmaSchedule(F, dtypeBytes(Sides[0].Op->Type));
   Line = Nest->SrcLine;
   if (F.MinSM < 80) {
     decline(Nest, "mma.sync needs sm_80 or newer (the oldest --arch is sm_" +
@@ -206,12 +235,12 @@ Stmt MmaTiler::tile(const Stmt &Nest, std::vector<Knob> &) {
   std::vector<Stmt> Body;
   std::string I = Names.fresh("i"), J = Names.fresh("j"), E = Names.fresh("e");
   // Each lane's part of the warp's mma tiles (ir/Fragment.h).
-  const MmaFragmentSizes Frag = mmaFragmentSizes(MmaShape::M16N8K16);
+  const MmaFragmentSizes Frag = mmaFragmentSizes(Shape);
   Stmt Init = withAccumulatorAt(N.Init, N.Acc, {var(I), var(J), var(E)});
   Body.push_back(unrolled(I, S.WarpM / 16,
                           unrolled(J, S.WarpN / 8, unrolled(E, Frag.C, Init, Line), Line), Line));
   Expr Tiles = ceilDiv(N.Red->Extent, S.TileK);
-  int64_t Steps = S.TileK / 16;
+  int64_t Steps = S.TileK / mmaShapeK(Shape);
   auto Commit = [&] { return std::make_shared<AsyncCommitNode>(Line); };
   auto Wait = [&](unsigned Pending) { return std::make_shared<AsyncWaitNode>(Pending, Line); };
   // One k tile's steps on one fragment buffer, for the forms below.
@@ -269,7 +298,7 @@ Stmt MmaTiler::tile(const Stmt &Nest, std::vector<Knob> &) {
   //    column 2 t + (e & 1)), for the outputs inside the tensor.
   {
     Stmt Out = withAccumulatorAt(N.Epilogue, N.Acc, {var(I), var(J), var(E)});
-    auto [Row, Col] = fragmentPosExpr(MmaShape::M16N8K16, MmaOperand::C, var(Lane), var(E));
+    auto [Row, Col] = fragmentPosExpr(Shape, MmaOperand::C, var(Lane), var(E));
     Expr GM = add(add(Sides[0].BlockOffset, Sides[0].WarpOffset), add(mul(var(I), c(16)), Row));
     Expr GN = add(add(Sides[1].BlockOffset, Sides[1].WarpOffset), add(mul(var(J), c(8)), Col));
     Stmt St = letStmt(N.Row->Var, fromMin(N.Row->Min, GM),
@@ -281,16 +310,16 @@ Stmt MmaTiler::tile(const Stmt &Nest, std::vector<Knob> &) {
 
   // 9. Storage: the accumulator fragments, each side's fragments and tile.
   Stmt Launch = block(std::move(Body));
-  Launch = allocate(tempBuffer(N.Acc, DType::F32, {c(S.WarpM / 16), c(S.WarpN / 8), c(Frag.C)},
+  Launch = allocate(tempBuffer(N.Acc, N.AccType, {c(S.WarpM / 16), c(S.WarpN / 8), c(Frag.C)},
                                MemScope::Fragment),
                     Launch, Line);
   Expr Bufs = c(Pipelined ? 2 : 1);
-  Launch = allocate(tempBuffer(Sides[1].Frag, Sides[1].Op->Type, {Bufs, c(S.WarpN / 8), c(Frag.B)},
-                               MemScope::Fragment),
-                    Launch, Line);
-  Launch = allocate(tempBuffer(Sides[0].Frag, Sides[0].Op->Type, {Bufs, c(S.WarpM / 16), c(Frag.A)},
-                               MemScope::Fragment),
-                    Launch, Line);
+  Launch = allocate(
+      tempBuffer(Sides[1].Frag, FragType, {Bufs, c(S.WarpN / 8), c(Frag.B)}, MemScope::Fragment),
+      Launch, Line);
+  Launch = allocate(
+      tempBuffer(Sides[0].Frag, FragType, {Bufs, c(S.WarpM / 16), c(Frag.A)}, MemScope::Fragment),
+      Launch, Line);
   for (int Sd = 1; Sd >= 0; --Sd) {
     const MmaOperandStage &O = Sides[Sd];
     Buffer T =
@@ -325,26 +354,37 @@ Stmt MmaTiler::tile(const Stmt &Nest, std::vector<Knob> &) {
         letStmt(TM, idiv(var(PID), ColsT), letStmt(TN, imod(var(PID), ColsT), Launch, Line), Line);
   }
   Launch = bindFlatIndex(N.Batch, var(BZ), Launch);
-  bool TransA = !Sides[0].Op->KFastest, TransB = !Sides[1].Op->KFastest;
+  // How the fragments are loaded, for the note.
+  bool LdA = Sides[0].usesLdMatrix(S), LdB = Sides[1].usesLdMatrix(S);
+  bool TransA = LdA && !Sides[0].Op->KFastest, TransB = LdB && !Sides[1].Op->KFastest;
+  std::string Ways;
+  if (LdA && LdB)
+    Ways =
+        "; fragments by ldmatrix" +
+        std::string(TransA || TransB ? std::string(" (.trans for ") + (TransA ? "A" : "") +
+                                           (TransA && TransB ? " and " : "") + (TransB ? "B" : "") +
+                                           ": the contiguous index is not k)"
+                                     : "");
+  else if (!S.LdMatrix)
+    Ways = "; fragments by one shared load per element";
+  else
+    Ways = std::string("; ") +
+           (LdA   ? "A's fragments by ldmatrix, B's"
+            : LdB ? "B's fragments by ldmatrix, A's"
+                  : "fragments") +
+           " by one shared load per element (ldmatrix.trans moves only 16-bit elements)";
   std::string Note =
-      "[tile-mma] tensor cores (mma.sync m16n8k16, " + dtypeName(Sides[0].Op->Type).str() +
-      " in, f32 accumulators): block tile " + std::to_string(S.BlockM) + "x" +
-      std::to_string(S.BlockN) + ", " + std::to_string(S.threads() / 32) + " warps of " +
-      std::to_string(S.WarpM) + "x" + std::to_string(S.WarpN) + " (" +
-      std::to_string(S.WarpM / 16) + "x" + std::to_string(S.WarpN / 8) +
-      " mma tiles each), k tile " + std::to_string(S.TileK) +
+      "[tile-mma] tensor cores (mma.sync " + mmaShapeName(Shape).str() + ", " +
+      dtypeName(FragType).str() + " in, " + dtypeName(N.AccType).str() +
+      " accumulators): block tile " + std::to_string(S.BlockM) + "x" + std::to_string(S.BlockN) +
+      ", " + std::to_string(S.threads() / 32) + " warps of " + std::to_string(S.WarpM) + "x" +
+      std::to_string(S.WarpN) + " (" + std::to_string(S.WarpM / 16) + "x" +
+      std::to_string(S.WarpN / 8) + " mma tiles each), k tile " + std::to_string(S.TileK) +
       (S.Stages > 1
            ? " through " + std::to_string(S.Stages) + " shared stages filled by cp.async (" +
                  std::to_string(S.Stages - 1) + " k tiles in flight)"
            : " copied synchronously into one shared stage") +
-      (S.LdMatrix
-           ? "; fragments by ldmatrix" +
-                 std::string(TransA || TransB
-                                 ? std::string(" (.trans for ") + (TransA ? "A" : "") +
-                                       (TransA && TransB ? " and " : "") + (TransB ? "B" : "") +
-                                       ": the contiguous index is not k)"
-                                 : "")
-           : "; fragments by one shared load per element") +
+      Ways + (FragType == DType::TF32 ? ", rounded to tf32" : "") +
       (S.Grouped ? "; output tiles in groups of 8 tile rows, for L2 reuse" : "");
   remark(PassName, Line,
          "took it: tensor cores, block tile " + std::to_string(S.BlockM) + "x" +

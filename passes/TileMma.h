@@ -2,9 +2,11 @@
 //
 // Requires: valid IR; nests without GPU loops; F.MinSM >= 80.
 // Takes: a contraction (passes/ContractionMatch.h) whose update is
-//   ACC[0] + f32(A) * f32(B) with A and B f16 (or both bf16) and ACC f32,
-//   in either order of the operands, when the tensor-core schedule allows
-//   it (passes/Schedule.h, MmaSchedule). Anything else is declined with a
+//   ACC[0] + f32(A) * f32(B) with A and B both f16 or both bf16 (mma
+//   m16n8k16), ACC[0] + f32(tf32(A)) * f32(tf32(B)) with A and B f32
+//   (m16n8k8), both into an f32 ACC, or ACC[0] + i32(A) * i32(B) with A and
+//   B i8 into an i32 ACC (m16n8k32), in either order of the operands, when
+//   the tensor-core schedule allows it (passes/Schedule.h, MmaSchedule). Anything else is declined with a
 //   remark and left to tile-contraction; with tensor_cores = on the remark
 //   also covers nests that are no contraction at all, and says so.
 // Ensures: the same sums, each output adding its k terms in groups of 16
@@ -17,8 +19,11 @@
 //   zeros outside the tensor (plain guarded copies where the rows are not a
 //   multiple of 16 bytes or the tensor is not 16-byte aligned), swizzled
 //   so that the copies and the ldmatrix reads are free of bank conflicts;
-//   fragments come from ldmatrix, with .trans for an operand whose
-//   contiguous index is not k. The epilogue runs per accumulator element,
+//   fragments come from ldmatrix, with .trans for a 16-bit operand whose
+//   contiguous index is not k (one shared load per element for such a 32-
+//   or 8-bit operand); tf32 fragments are rounded as tf32() rounds. Every
+//   size is counted in bytes: a 16-byte copy or ldmatrix row holds 8, 4 or
+//   16 elements, and the k tile is 64 bytes of each operand row. The epilogue runs per accumulator element,
 //   for the outputs inside the tensor. Notes say what was chosen and why.
 // Why here: before tile-contraction, which takes what this pass declines.
 // The operands' staging (tile layout, swizzle, copies, fragment loads) is
@@ -43,7 +48,7 @@
 
 namespace tdsl {
 
-/// Puts every f16 and bf16 contraction nest of F on tensor cores.
+/// Puts every f16, bf16, tf32() and i8 contraction nest of F on tensor cores.
 void tileMma(ir::Func &F);
 
 } // namespace tdsl

@@ -136,6 +136,14 @@ __device__ __forceinline__ float tdsl_round_tf32(float x) {
   return __uint_as_float(u & 0xffffe000u);
 }
 
+// N registers of tf32 fragment from an f32 tile, rounded in place (what
+// ldmatrix into a tf32 fragment does: the mma would otherwise truncate).
+template <int N> __device__ __forceinline__ void tdsl_round_tf32(float *regs) {
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+    regs[i] = tdsl_round_tf32(regs[i]);
+}
+
 // The activations, spelled as the interpreter computes them.
 __device__ __forceinline__ float tdsl_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
 __device__ __forceinline__ double tdsl_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
