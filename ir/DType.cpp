@@ -98,6 +98,21 @@ double roundToFormat(double X, int MantBits, int ExpBits) {
   return R;
 }
 
+/// To nearest, ties away from zero, on the f32 bits (cvt.rna.tf32.f32, as
+/// the tensor-core libraries round): half an ulp of tf32 added to the
+/// magnitude, the 13 low bits dropped. Infinities and NaNs stay; a carry
+/// out of the largest exponent gives infinity.
+double roundToTf32(float X) {
+  if (!std::isfinite(X))
+    return X;
+  uint32_t U;
+  std::memcpy(&U, &X, 4);
+  U = (U + 0x1000u) & 0xffffe000u;
+  float R;
+  std::memcpy(&R, &U, 4);
+  return R;
+}
+
 double dtypeLowest(DType T) {
   switch (T) {
   case DType::Bool: return 0;
@@ -151,7 +166,7 @@ double convertValue(double X, DType From, DType To) {
   case DType::I64: return static_cast<double>(saturateInt(X, To));
   case DType::F16: return roundToFormat(X, 10, 5);
   case DType::BF16: return roundToFormat(X, 7, 8);
-  case DType::TF32: return roundToFormat(static_cast<float>(X), 10, 8);
+  case DType::TF32: return roundToTf32(static_cast<float>(X));
   case DType::F32: return static_cast<double>(static_cast<float>(X));
   case DType::F64: return X;
   }

@@ -50,9 +50,13 @@ DType promote(DType A, DType B);
 /// format with MantBits explicit mantissa bits and ExpBits exponent bits,
 /// ties to even, with subnormals, overflowing to infinity. NaN stays NaN.
 double roundToFormat(double X, int MantBits, int ExpBits);
+/// X rounded to tf32 (10 explicit mantissa bits, f32's exponent): to
+/// nearest, ties away from zero.
+double roundToTf32(float X);
 
 /// The value X becomes when stored as (or converted to) type T:
-/// floats round to nearest even (tf32 too); integers come from floats by
+/// floats round to nearest even, except tf32: to nearest, ties away from
+/// zero, as the GPU's cvt.rna.tf32.f32 (roundToTf32); integers come from floats by
 /// rounding to nearest even and saturating (NaN becomes 0), and from wider
 /// integers by saturating. Bool becomes 0 or 1.
 double convertValue(double X, DType From, DType To);

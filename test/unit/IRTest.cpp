@@ -116,6 +116,20 @@ TEST(IRBuilders, FloatImmRoundsToItsType) {
   EXPECT_EQ(Value(floatImm(1.0 + 1.0 / 2048, DType::F16)), 1.0) << "ties to even";
 }
 
+// tf32 rounds to nearest with ties away from zero (cvt.rna.tf32.f32): half
+// a tf32 ulp above 1 goes up, where ties to even would stay at 1.
+TEST(DTypes, Tf32RoundsTiesAway) {
+  const double Ulp = std::ldexp(1.0, -10);
+  EXPECT_EQ(convertValue(1.0 + Ulp / 2, DType::F32, DType::TF32), 1.0 + Ulp);
+  EXPECT_EQ(convertValue(-(1.0 + Ulp / 2), DType::F32, DType::TF32), -(1.0 + Ulp));
+  EXPECT_EQ(convertValue(1.0 + 3 * Ulp / 2, DType::F32, DType::TF32), 1.0 + 2 * Ulp);
+  EXPECT_EQ(convertValue(1.0 + Ulp / 2 - std::ldexp(1.0, -23), DType::F32, DType::TF32), 1.0);
+  EXPECT_EQ(convertValue(3.0, DType::F32, DType::TF32), 3.0);
+  float Max = std::numeric_limits<float>::max();
+  EXPECT_TRUE(std::isinf(convertValue(Max, DType::F32, DType::TF32)));
+  EXPECT_TRUE(std::isnan(convertValue(std::nan(""), DType::F32, DType::TF32)));
+}
+
 TEST(IRBuilders, StructuralEquality) {
   EXPECT_TRUE(structurallyEqual(add(var("i"), intImm(1)), add(var("i"), intImm(1))));
   EXPECT_FALSE(structurallyEqual(add(var("i"), intImm(1)), add(var("j"), intImm(1))));

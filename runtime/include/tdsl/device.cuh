@@ -127,13 +127,20 @@ template <typename To, typename From> __device__ __forceinline__ To tdsl_f2i(Fro
   return To(r);
 }
 
-// tf32: f32 rounded to 10 mantissa bits, ties to even; stored as f32.
+// tf32: f32 rounded to 10 mantissa bits, to nearest with ties away from
+// zero (cvt.rna, one instruction from sm_80; the same bits before it);
+// stored as f32.
 __device__ __forceinline__ float tdsl_round_tf32(float x) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  uint32_t r;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+  return __uint_as_float(r);
+#else
   uint32_t u = __float_as_uint(x);
   if ((u & 0x7f800000u) == 0x7f800000u)
     return x; // inf and NaN stay
-  u += 0xfffu + ((u >> 13) & 1u);
-  return __uint_as_float(u & 0xffffe000u);
+  return __uint_as_float((u + 0x1000u) & 0xffffe000u);
+#endif
 }
 
 // N registers of tf32 fragment from an f32 tile, rounded in place (what
