@@ -431,7 +431,10 @@ Text ExprWriter::callIntrinsic(const CallNode &N) {
     // The launcher tests the first element's address once and passes the
     // answer (alignmentParam).
     const auto &L = static_cast<const LoadNode &>(*N.Args[0]);
-    return primary(alignmentParam(L.Buffer, asConstInt(N.Args[1]).value_or(1)));
+    int64_t Bytes = asConstInt(N.Args[1]).value_or(1);
+    if (Host)
+      return callText("tdsl_is_aligned", {cName(L.Buffer), std::to_string(Bytes)});
+    return primary(alignmentParam(L.Buffer, Bytes));
   }
   DType T = N.Args[0]->Type;
   std::string X = str(N.Args[0]);
@@ -529,6 +532,8 @@ struct Launch {
   unsigned Index = 0;
   LaunchShape Shape;
   std::vector<const Buffer *> Globals; ///< the global buffers it touches, in order
+  /// The if that splits it into two kernels (ir/Launch.h), or null.
+  const IfNode *Version = nullptr;
   /// Shared tiles beyond the default 48 KiB: one dynamic buffer carved at
   /// the shape's 16-byte aligned offsets (no reuse yet).
   bool dynamicShared() const { return Shape.SharedBytes > DefaultSharedBytes; }
@@ -570,8 +575,11 @@ public:
     const std::string P = Opts.SymbolPrefix + F.Name;
     std::vector<std::string> Names = {P, P + "_with_workspace", P + "_launch_info",
                                       P + "_workspace_size"};
-    for (const Launch &L : Launches)
+    for (const Launch &L : Launches) {
       Names.push_back(kernelName(L));
+      if (L.Version)
+        Names.push_back(kernelName(L, true));
+    }
     return Names;
   }
 
@@ -591,12 +599,14 @@ private:
   unsigned Indent = 0;
   unsigned CurLine = 0;
   const Launch *Cur = nullptr;
+  bool CurGeneral = false; ///< writing the kernel of Cur->Version's else branch
 
   std::string walkTop(const Stmt &S);
   std::string analyzeLaunch(Launch &L);
-  /// <prefix><func>_<launch>: stable, and says what the kernel computes.
-  std::string kernelName(const Launch &L) const {
-    return Opts.SymbolPrefix + F.Name + "_" + L.Node->Name;
+  /// <prefix><func>_<launch>: stable, and says what the kernel computes;
+  /// "_general" for the kernel of a versioned launch's else branch.
+  std::string kernelName(const Launch &L, bool General = false) const {
+    return Opts.SymbolPrefix + F.Name + "_" + L.Node->Name + (General ? "_general" : "");
   }
   std::string camelName() const { return camelCase(F.Name); }
 
@@ -681,6 +691,7 @@ std::string FuncEmitter::analyzeLaunch(Launch &L) {
       if (!Sizes.count(Name))
         return "the grid of " + Where + " depends on '" + Name + "', not only on sizes";
   }
+  L.Version = launchVersion(*L.Node, Sizes);
   return "";
 }
 
@@ -878,6 +889,14 @@ void FuncEmitter::emitStmt(const Stmt &S, ExprWriter &W, bool Last) {
   case StmtKind::For: emitFor(static_cast<const ForNode &>(*S), W, Last); return;
   case StmtKind::If: {
     const auto &N = static_cast<const IfNode &>(*S);
+    if (Cur && &N == Cur->Version) {
+      // The launcher evaluated the condition and chose this kernel.
+      line() << "{ // this kernel runs where " << (CurGeneral ? "!(" : "") << W.str(N.Cond)
+             << (CurGeneral ? ")" : "") << "\n";
+      emitBody(CurGeneral ? N.Else : N.Then, W);
+      line() << "}\n";
+      return;
+    }
     line() << "if (" << W.str(N.Cond) << ") {\n";
     emitBody(N.Then, W);
     if (N.Else) {
@@ -1031,8 +1050,7 @@ void FuncEmitter::emitKernels() {
     if (L.Shape.SharedBytes)
       OS << ", " << L.Shape.SharedBytes << " B of shared memory";
     OS << ".\n";
-    OS << "constexpr int " << Const << " = " << Threads << ";\n\n";
-    OS << "template <typename Index>\n";
+    OS << "constexpr int " << Const << " = " << Threads << ";\n";
     // The knobs of this launch: the Func's pinned ones, then those a pass
     // chose for this launch alone.
     std::vector<Knob> Knobs = F.Schedule;
@@ -1047,52 +1065,64 @@ void FuncEmitter::emitKernels() {
     int64_t MinBlocks = std::min<int64_t>(
         MinBlocksKnob && MinBlocksKnob->Ints.size() == 1 ? MinBlocksKnob->Ints[0] : 0,
         2048 / std::max<int64_t>(Threads, 1));
-    OS << "__global__ void __launch_bounds__(" << Const
-       << (MinBlocks > 1 ? ", " + std::to_string(MinBlocks) : std::string()) << ")\n";
-    OS << kernelName(L) << "(";
-    ExprWriter W(Sizes, /*Host=*/false);
-    bool First = true;
-    auto Param = [&](const std::string &P) {
-      OS << (First ? "" : ", ") << P;
-      First = false;
-    };
-    for (const Buffer *B : L.Globals) {
-      std::string T = backend::deviceElementType(B->Type);
-      bool ByValue = B->Role == BufferRole::Input && B->rank() == 0;
-      W.Buffers[B->Name] = {B, ByValue};
-      if (ByValue)
-        Param(T + " " + cName(B->Name));
+    for (bool General : {false, true}) {
+      if (General && !L.Version)
+        break;
+      CurGeneral = General;
+      CurLine = 0;
+      if (General)
+        OS << "\n// The same launch where the condition of its version is false (the\n"
+           << "// launcher tests it): its own kernel, so that each has its own registers.\n";
       else
-        Param((L.Shape.Stored.count(B->Name) ? "" : "const ") + T + " *__restrict__ " +
-              cName(B->Name));
-    }
-    for (const auto &[Buf, Bytes] : L.Shape.AlignmentTests)
-      Param("bool " + alignmentParam(Buf, Bytes));
-    for (const std::string &S : F.Sizes)
-      Param("Index " + cName(S));
-    OS << ") {\n";
-    Indent = 1;
-    // The knobs, where the reader of the kernel looks first: those pinned
-    // and those a pass chose for the backend; what each pass chose from
-    // them is in its own // [pass] comment below.
-    if (!Knobs.empty()) {
-      std::string Text;
-      for (const Knob &K : Knobs) {
-        std::string V = K.Word;
-        for (size_t I = 0; I < K.Ints.size(); ++I)
-          V += (I ? ", " : "") + std::to_string(K.Ints[I]);
-        if (K.IsList)
-          V = "[" + V + "]";
-        Text += (Text.empty() ? "" : "; ") + K.Key + " = " + V +
-                 (!K.SetBy.empty() ? " (chosen by " + K.SetBy + ")"
-                  : K.Line         ? " (line " + std::to_string(K.Line) + ")"
-                                   : " (command line)");
+        OS << "\n";
+      OS << "template <typename Index>\n";
+      OS << "__global__ void __launch_bounds__(" << Const
+         << (MinBlocks > 1 ? ", " + std::to_string(MinBlocks) : std::string()) << ")\n";
+      OS << kernelName(L, General) << "(";
+      ExprWriter W(Sizes, /*Host=*/false);
+      bool First = true;
+      auto Param = [&](const std::string &P) {
+        OS << (First ? "" : ", ") << P;
+        First = false;
+      };
+      for (const Buffer *B : L.Globals) {
+        std::string T = backend::deviceElementType(B->Type);
+        bool ByValue = B->Role == BufferRole::Input && B->rank() == 0;
+        W.Buffers[B->Name] = {B, ByValue};
+        if (ByValue)
+          Param(T + " " + cName(B->Name));
+        else
+          Param((L.Shape.Stored.count(B->Name) ? "" : "const ") + T + " *__restrict__ " +
+                cName(B->Name));
       }
-      line() << "// schedule: " << Text << "\n";
+      for (const auto &[Buf, Bytes] : L.Shape.AlignmentTests)
+        Param("bool " + alignmentParam(Buf, Bytes));
+      for (const std::string &S : F.Sizes)
+        Param("Index " + cName(S));
+      OS << ") {\n";
+      Indent = 1;
+      // The knobs, where the reader of the kernel looks first: those pinned
+      // and those a pass chose for the backend; what each pass chose from
+      // them is in its own // [pass] comment below.
+      if (!Knobs.empty()) {
+        std::string Text;
+        for (const Knob &K : Knobs) {
+          std::string V = K.Word;
+          for (size_t I = 0; I < K.Ints.size(); ++I)
+            V += (I ? ", " : "") + std::to_string(K.Ints[I]);
+          if (K.IsList)
+            V = "[" + V + "]";
+          Text += (Text.empty() ? "" : "; ") + K.Key + " = " + V +
+                   (!K.SetBy.empty() ? " (chosen by " + K.SetBy + ")"
+                    : K.Line         ? " (line " + std::to_string(K.Line) + ")"
+                                     : " (command line)");
+        }
+        line() << "// schedule: " << Text << "\n";
+      }
+      emitStmt(L.Node->Body, W, /*Last=*/true);
+      Indent = 0;
+      OS << "}\n";
     }
-    emitStmt(L.Node->Body, W, /*Last=*/true);
-    Indent = 0;
-    OS << "}\n";
   }
   Cur = nullptr;
 }
@@ -1317,12 +1347,29 @@ void FuncEmitter::emitRun() {
           A += (A.empty() ? "" : ", ") + (IndexType + ("(" + cName(Sz) + ")"));
         return A;
       };
-      std::string K = kernelName(L), Info = "plan.launches[" + std::to_string(L.Index) + "]";
-      Ind() << "status = plan.index64\n";
-      Ind() << "    ? tdsl_launch(" << K << "<int64_t>, " << Info << ", stream"
-            << (L.Globals.empty() && F.Sizes.empty() ? "" : ", ") << Args("int64_t") << ")\n";
-      Ind() << "    : tdsl_launch(" << K << "<int32_t>, " << Info << ", stream"
-            << (L.Globals.empty() && F.Sizes.empty() ? "" : ", ") << Args("int32_t") << ");\n";
+      std::string Info = "plan.launches[" + std::to_string(L.Index) + "]";
+      auto Launch = [&](const std::string &K) {
+        Ind() << "status = plan.index64\n";
+        Ind() << "    ? tdsl_launch(" << K << "<int64_t>, " << Info << ", stream"
+              << (L.Globals.empty() && F.Sizes.empty() ? "" : ", ") << Args("int64_t") << ")\n";
+        Ind() << "    : tdsl_launch(" << K << "<int32_t>, " << Info << ", stream"
+              << (L.Globals.empty() && F.Sizes.empty() ? "" : ", ") << Args("int32_t")
+              << ");\n";
+      };
+      if (L.Version) {
+        ExprWriter HW(Sizes, /*Host=*/true);
+        Ind() << "if (" << HW.str(L.Version->Cond) << ") {\n";
+        ++Depth;
+        Launch(kernelName(L));
+        --Depth;
+        Ind() << "} else {\n";
+        ++Depth;
+        Launch(kernelName(L, true));
+        --Depth;
+        Ind() << "}\n";
+      } else {
+        Launch(kernelName(L));
+      }
       Ind() << "if (status != TDSL_SUCCESS)\n";
       Ind() << "  return status;\n";
       break;

@@ -3,7 +3,10 @@
 // The backend: after the pipeline, each `launch` of a Func becomes one
 // __global__ kernel template on its index type, tdsl_<func>_<launch><Index>
 // (tdsl_ is the default --symbol-prefix, which every external name takes),
-// sized by ir/Launch.h's analysis; anything else at the host level, or a
+// sized by ir/Launch.h's analysis (a contraction launch versioned on sizes
+// and alignment, launchVersion, becomes two: the second,
+// tdsl_<func>_<launch>_general, holds the else branch, and the launcher
+// tests the condition); anything else at the host level, or a
 // statement no backend path writes yet (`call`), is an internal error,
 // never silently dropped. The host launcher tdsl_<func>() checks sizes,
 // pointers and grid limits, picks 32-bit indexing when every tensor and

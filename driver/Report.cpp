@@ -243,15 +243,25 @@ void printReport(const ast::Module &AST, const ir::Module &IR, const ReportOptio
           OS << " (line " << L.SrcLine << ")";
         OS << ": grid " << dim3(Shape.Grid) << ", block " << dim3(Shape.Block) << ", shared "
            << Shape.SharedBytes << " B\n";
-        std::vector<const KernelResources *> Rs = resourcesOf(Kernel, Opts.Ptxas);
-        if (Rs.empty() && !Opts.Ptxas.empty())
-          OS << "    ptxas: no entry for " << Kernel << "\n";
-        for (const KernelResources *R : Rs) {
-          std::string Inst = instantiation(*R);
-          OS << "    ptxas" << (Inst.empty() ? "" : " " + Inst) << ": " << R->Registers
-             << " registers, " << R->Barriers << " barriers, " << R->StaticSharedBytes
-             << " B static smem, " << R->StackBytes << " B stack, spills " << R->SpillStoreBytes
-             << " B stores / " << R->SpillLoadBytes << " B loads\n";
+        // A versioned launch is two kernels (ir/Launch.h), the second's
+        // entries marked "general".
+        llvm::StringSet<> Sizes;
+        for (const std::string &S : F->Sizes)
+          Sizes.insert(S);
+        std::vector<std::pair<std::string, std::string>> Kernels = {{Kernel, ""}};
+        if (ir::launchVersion(L, Sizes))
+          Kernels.push_back({Kernel + "_general", "general "});
+        for (const auto &[Name, Tag] : Kernels) {
+          std::vector<const KernelResources *> Rs = resourcesOf(Name, Opts.Ptxas);
+          if (Rs.empty() && !Opts.Ptxas.empty())
+            OS << "    ptxas: no entry for " << Name << "\n";
+          for (const KernelResources *R : Rs) {
+            std::string Inst = instantiation(*R);
+            OS << "    ptxas " << Tag << Inst << ": " << R->Registers << " registers, "
+               << R->Barriers << " barriers, " << R->StaticSharedBytes << " B static smem, "
+               << R->StackBytes << " B stack, spills " << R->SpillStoreBytes << " B stores / "
+               << R->SpillLoadBytes << " B loads\n";
+          }
         }
       });
 

@@ -191,4 +191,51 @@ bool isHostStructure(const Stmt &S) {
   }
 }
 
+namespace {
+
+/// Whether the host can evaluate E: sizes, constants, arithmetic, and
+/// aligned() tests of a global buffer's first element.
+bool hostEvaluable(const Expr &E, const llvm::StringSet<> &Sizes) {
+  struct Check : IRVisitor {
+    const llvm::StringSet<> &Sizes;
+    bool Ok = true;
+    explicit Check(const llvm::StringSet<> &S) : Sizes(S) {}
+    void visitVar(const VarNode &N) override { Ok &= Sizes.count(N.Name) > 0; }
+    void visitLoad(const LoadNode &) override { Ok = false; }
+    void visitCall(const CallNode &N) override {
+      if (N.Fn != Intrinsic::Aligned)
+        Ok = false; // its argument is a load, which the host does not read
+    }
+  } C(Sizes);
+  C.visit(E);
+  return C.Ok;
+}
+
+const IfNode *findVersion(const Stmt &S, const llvm::StringSet<> &Sizes) {
+  switch (S->Kind) {
+  case StmtKind::For: {
+    const auto &F = static_cast<const ForNode &>(*S);
+    return isBlockLoop(F.Loop) || isThreadLoop(F.Loop) ? findVersion(F.Body, Sizes) : nullptr;
+  }
+  case StmtKind::Let: return findVersion(static_cast<const LetNode &>(*S).Body, Sizes);
+  case StmtKind::Allocate: return findVersion(static_cast<const AllocateNode &>(*S).Body, Sizes);
+  case StmtKind::Block:
+    for (const Stmt &C : static_cast<const BlockNode &>(*S).Stmts)
+      if (const IfNode *V = findVersion(C, Sizes))
+        return V;
+    return nullptr;
+  case StmtKind::If: {
+    const auto &N = static_cast<const IfNode &>(*S);
+    return N.Else && hostEvaluable(N.Cond, Sizes) ? &N : nullptr;
+  }
+  default: return nullptr;
+  }
+}
+
+} // namespace
+
+const IfNode *launchVersion(const LaunchNode &L, const llvm::StringSet<> &Sizes) {
+  return L.Class == LaunchClass::Contraction ? findVersion(L.Body, Sizes) : nullptr;
+}
+
 } // namespace tdsl::ir

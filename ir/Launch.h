@@ -66,6 +66,17 @@ struct LaunchShape {
 /// The shape of launch L.
 LaunchShape launchShape(const LaunchNode &L);
 
+/// The `if C { A } else { B }` that versions a contraction launch, if it
+/// has one: the first such statement on the launch's straight-line path
+/// (through its GPU loops, lets, allocations and blocks, not into serial
+/// loops) whose condition reads only sizes (Sizes) and aligned() tests,
+/// which the host can evaluate. The backend writes such a launch as two
+/// kernels, each holding one branch, so that each gets its own registers
+/// (ptxas allocates them for the whole kernel, the busier branch's demand
+/// for both), and the launcher picks one by C. Other launch classes keep
+/// one kernel: they run far below the register limit. nullptr if none.
+const IfNode *launchVersion(const LaunchNode &L, const llvm::StringSet<> &Sizes);
+
 /// The bytes a shared buffer occupies in the block's shared memory:
 /// (shape + padding) elements, rounded up to 16 bytes. nullopt if its
 /// shape is not constant.

@@ -11,7 +11,7 @@ import re
 import subprocess
 import sys
 
-PTXAS = re.compile(r"^\s*ptxas( \S+)?: .*spills (\d+) B stores / (\d+) B loads$")
+PTXAS = re.compile(r"^\s*ptxas((?: \S+)*): .*spills (\d+) B stores / (\d+) B loads$")
 
 
 def spills(name, report):
