@@ -1,6 +1,7 @@
 //===- TileContraction.cpp - Block, thread and register tiles for GEMMs ---===//
 #include "passes/TileContraction.h"
 #include "passes/ContractionMatch.h"
+#include "passes/ContractionStaging.h"
 #include "passes/PassUtils.h"
 #include "passes/Schedule.h"
 #include "ir/Simplify.h"
@@ -15,21 +16,6 @@ namespace tdsl {
 using namespace ir;
 
 namespace {
-
-/// One staged operand: a load that uses k and exactly one tile dimension.
-struct Operand {
-  Expr Load;
-  DType Type;
-  bool RowSide;  ///< indexed by the output row (m); else by the column (n)
-  bool KFastest; ///< its last index uses k: the copy runs k fastest
-  /// Consecutive elements along the fast index each thread copies: 4 (16
-  /// bytes) when the operand is a row-major 4-byte tensor contiguous along
-  /// it, 1 otherwise. WideCond (null when Run is 1) is what makes a run one
-  /// 16-byte global load: its rows a multiple of Run, its start aligned.
-  int64_t Run = 1;
-  Expr WideCond;
-  std::string Tile, Regs, Next;
-};
 
 Expr c(int64_t V) { return intImm(V); }
 Expr le(Expr A, Expr B) { return binary(BinaryOp::Le, std::move(A), std::move(B)); }
@@ -53,26 +39,18 @@ private:
   const ForNode *RowLoop = nullptr, *ColLoop = nullptr, *RedLoop = nullptr;
   std::string Acc;
   DType AccType = DType::F32;
-  std::vector<Operand> Ops;
+  std::vector<CoreOperandStage> Ops;
   // Names of the launch's variables.
   std::string BZ, BY, BX, TX, TR, TC, KT;
   /// Which shared buffer the tile accesses being built use (two stages).
   Expr Stage;
 
   std::vector<Expr> tileIndex(Expr KK, Expr X) const {
-    if (S.Stages == 2)
-      return {Stage, std::move(KK), std::move(X)};
-    return {std::move(KK), std::move(X)};
+    return stagedAt(S.Stages == 2 ? Stage : nullptr, std::move(KK), std::move(X));
   }
 
   bool match(const Stmt &Nest, std::vector<Stmt> &Pro, std::vector<Stmt> &Epi, Expr &Update);
 
-  /// Elements of O's k tile each thread copies (the last round partly).
-  int64_t copiesPerThread(const Operand &O) const {
-    int64_t Runs = S.TileK * (O.RowSide ? S.BlockM : S.BlockN) / O.Run, Threads = S.threads();
-    return (Runs + Threads - 1) / Threads * O.Run;
-  }
-  void chooseRun(Operand &O) const;
   int64_t threadsAlong(bool Row) const {
     return Row ? S.BlockM / S.ThreadM : S.BlockN / S.ThreadN;
   }
@@ -92,8 +70,6 @@ private:
   Expr blockOffset(bool Row) const {
     return mul(var(Row ? BY : BX), c(Row ? S.BlockM : S.BlockN));
   }
-  Stmt copyTile(const Operand &O, Expr KBase, bool ToRegs, unsigned Line);
-  Stmt storeNextToTile(const Operand &O, unsigned Line);
   Stmt computeStep(Expr KBase, Expr Steps, bool Full, const Expr &Update, unsigned Line);
 };
 
@@ -113,149 +89,16 @@ bool Tiler::match(const Stmt &Nest, std::vector<Stmt> &Pro, std::vector<Stmt> &E
   Update = C->Update;
   Ops.clear();
   for (const ContractionOperand &M : C->Operands) {
-    Operand O;
+    CoreOperandStage O;
     O.Load = M.Load;
     O.Type = M.Type;
     O.RowSide = M.RowSide;
     O.KFastest = M.KFastest;
+    O.XLoop = M.RowSide ? RowLoop : ColLoop;
+    O.Red = RedLoop;
     Ops.push_back(std::move(O));
   }
   return true;
-}
-
-/// Where copy round C of thread tx puts its run of O's tile: (kk, x) of
-/// the run's first element, whose O.Run elements follow along the fast
-/// index: k when k is the operand's contiguous index, its row or column
-/// otherwise. Consecutive threads take consecutive runs, so a warp reads
-/// consecutive global addresses. When the threads cover whole lines of the
-/// tile, the split is done on tx once (fast = tx % lanes, slow = tx /
-/// lanes + C * threads / lanes, lanes = runs per line) instead of on the
-/// run number; Guard is then null, else "run < runs in the tile".
-struct CopyCoords {
-  Expr KK, X, Guard;
-};
-
-CopyCoords copyCoords(const ContractionSchedule &S, const Operand &O, const std::string &TX,
-                      const std::string &C) {
-  int64_t BX = O.RowSide ? S.BlockM : S.BlockN, Runs = S.TileK * BX / O.Run,
-          Threads = S.threads();
-  int64_t Lanes = (O.KFastest ? S.TileK : BX) / O.Run;
-  CopyCoords R;
-  Expr Fast, Slow;
-  if (Threads % Lanes == 0 && Runs % Threads == 0) {
-    Fast = Lanes == 1 ? c(0) : imod(var(TX), c(Lanes));
-    Expr Step = Threads == Lanes ? var(C) : mul(var(C), c(Threads / Lanes));
-    Slow = add(Lanes == 1 ? var(TX) : idiv(var(TX), c(Lanes)), Step);
-  } else {
-    Expr L = add(var(TX), mul(var(C), c(Threads)));
-    Fast = imod(L, c(Lanes));
-    Slow = idiv(L, c(Lanes));
-    if (Runs % Threads)
-      R.Guard = lt(L, c(Runs));
-  }
-  if (O.Run > 1 && Lanes > 1)
-    Fast = mul(Fast, c(O.Run));
-  R.KK = O.KFastest ? Fast : Slow;
-  R.X = O.KFastest ? Slow : Fast;
-  return R;
-}
-
-/// With copy_runs = on, runs of 4 elements for a 4-byte operand read along
-/// its fast index from a row-major tensor, when the tile's lines hold
-/// whole runs and every thread gets whole rounds of them. A run is one
-/// 16-byte load under O.WideCond (rows a multiple of 4, the tensor 16-byte
-/// aligned) and the same 4 elements one at a time elsewhere, so the
-/// prefetch registers are laid out alike on every path and storeNextToTile
-/// needs no branch. Off by default: slower on the H200 (bench/RESULTS.md).
-/// Never for f16 and bf16: runs of 8 halves, unpacked from the 16-byte
-/// load and stored to shared memory one by one, were slower still.
-void Tiler::chooseRun(Operand &O) const {
-  const auto &N = static_cast<const LoadNode &>(*O.Load);
-  const ForNode *Fast = O.KFastest ? RedLoop : O.RowSide ? RowLoop : ColLoop;
-  const Buffer *B = findTensor(F, N.Buffer);
-  O.Run = 1;
-  O.WideCond = nullptr;
-  if (!S.CopyRuns || !B || B->Type != N.Type || dtypeBytes(N.Type) != 4 ||
-      asConstInt(Fast->Min) != 0 || !contiguousIn(N.Indices, Fast->Var))
-    return;
-  // Whole runs in each line of the tile, and whole rounds of runs (no
-  // thread idle while others copy).
-  int64_t Run = 4, BX = O.RowSide ? S.BlockM : S.BlockN;
-  if ((O.KFastest ? S.TileK : BX) % Run || (S.TileK * BX / Run) % S.threads())
-    return;
-  O.Run = Run;
-  std::vector<Expr> First(B->rank(), c(0));
-  O.WideCond = call(Intrinsic::Aligned, {load(B->Type, B->Name, First), c(16)});
-  if (B->rank() > 1)
-    O.WideCond = land(binary(BinaryOp::Eq, imod(B->Shape.back(), c(Run)), c(0)), O.WideCond);
-}
-
-/// One cooperative copy of O's k tile starting at KBase: into O.Next
-/// (registers, ToRegs) or straight into O.Tile; zeros outside the tensor.
-/// A block whose tile lies inside the tensor (all but the edge blocks and
-/// the last partial k tile) takes a copy without bounds checks, and under
-/// O.WideCond a copy whose runs vectorize makes single 16-byte loads.
-Stmt Tiler::copyTile(const Operand &O, Expr KBase, bool ToRegs, unsigned Line) {
-  int64_t BX = O.RowSide ? S.BlockM : S.BlockN, Copies = copiesPerThread(O);
-  const ForNode *XLoop = O.RowSide ? RowLoop : ColLoop;
-  auto Copy = [&](bool Checked) {
-    std::string C = Names.fresh("c"), KK = Names.fresh("kk"), X = Names.fresh("x");
-    std::string V = O.Run > 1 ? Names.fresh("e") : "";
-    CopyCoords CC = copyCoords(S, O, TX, C);
-    // Element e of the run: base + e, the form vectorize recognizes.
-    auto Along = [&](Expr Base, bool Fast) {
-      return O.Run > 1 && Fast ? add(Base, var(V)) : Base;
-    };
-    Expr GX = Along(add(blockOffset(O.RowSide), var(X)), !O.KFastest);
-    Expr GK = Along(fromMin(KBase, var(KK)), O.KFastest);
-    Expr Value = substitute(O.Load, XLoop->Var, fromMin(XLoop->Min, GX));
-    Value = substitute(Value, RedLoop->Var, fromMin(RedLoop->Min, GK));
-    auto Dest = [&](Expr Val) {
-      Expr Slot = O.Run > 1 ? add(mul(var(C), c(O.Run)), var(V)) : var(C);
-      return ToRegs ? store(O.Next, {Slot}, Val, Line)
-                    : store(O.Tile, tileIndex(Along(var(KK), O.KFastest),
-                                              Along(var(X), !O.KFastest)),
-                            Val, Line);
-    };
-    Stmt Body = Checked ? ifThen(land(lt(GX, XLoop->Extent), lt(GK, RedLoop->Extent)),
-                                 Dest(Value), Dest(zeroOf(O.Type)), Line)
-                        : Dest(Value);
-    if (O.Run > 1)
-      Body = forLoop(V, c(0), c(O.Run), ForKind::Serial, Body, Line);
-    Body = letStmt(KK, CC.KK, letStmt(X, CC.X, Body, Line), Line);
-    if (CC.Guard)
-      Body = ifThen(CC.Guard, Body, nullptr, Line);
-    return forLoop(C, c(0), c(Copies / O.Run), ForKind::Serial, Body, Line);
-  };
-  Expr Inside = land(le(add(blockOffset(O.RowSide), c(BX)), XLoop->Extent),
-                     le(add(KBase, c(S.TileK)), RedLoop->Extent));
-  // One after another: the order of the fresh names is fixed.
-  Stmt Checked = Copy(true);
-  Stmt Unchecked = Copy(false);
-  if (O.WideCond)
-    Unchecked = ifThen(O.WideCond, Copy(false), Unchecked, Line);
-  return ifThen(Inside, Unchecked, Checked, Line);
-}
-
-/// O.Next (a prefetched tile, as copyTile(ToRegs) laid it out) -> O.Tile.
-Stmt Tiler::storeNextToTile(const Operand &O, unsigned Line) {
-  int64_t Copies = copiesPerThread(O);
-  std::string C = Names.fresh("c"), V = O.Run > 1 ? Names.fresh("e") : "";
-  CopyCoords CC = copyCoords(S, O, TX, C);
-  Stmt Body;
-  if (O.Run > 1) {
-    Expr KK = O.KFastest ? fromMin(CC.KK, var(V)) : CC.KK;
-    Expr X = O.KFastest ? CC.X : fromMin(CC.X, var(V));
-    Body = forLoop(V, c(0), c(O.Run), ForKind::Serial,
-                   store(O.Tile, tileIndex(KK, X),
-                         load(O.Type, O.Next, {add(mul(var(C), c(O.Run)), var(V))}), Line),
-                   Line);
-  } else {
-    Body = store(O.Tile, tileIndex(CC.KK, CC.X), load(O.Type, O.Next, {var(C)}), Line);
-  }
-  if (CC.Guard)
-    Body = ifThen(CC.Guard, Body, nullptr, Line);
-  return forLoop(C, c(0), c(Copies / O.Run), ForKind::Serial, Body, Line);
 }
 
 /// Steps k values of the staged tiles: each operand's registers from
@@ -265,7 +108,7 @@ Stmt Tiler::computeStep(Expr KBase, Expr Steps, bool Full, const Expr &Update, u
   std::string KK = Names.fresh(Full ? "kk" : "kr");
   std::vector<Stmt> Step;
   int64_t VW = S.VectorWidth;
-  for (const Operand &O : Ops) {
+  for (const CoreOperandStage &O : Ops) {
     // Groups of VW consecutive values, so vectorize can make each group
     // one wide shared-memory read.
     int64_t N = O.RowSide ? S.ThreadM : S.ThreadN;
@@ -281,7 +124,7 @@ Stmt Tiler::computeStep(Expr KBase, Expr Steps, bool Full, const Expr &Update, u
   AccReplacer R;
   R.Acc = Acc;
   R.AccIndices = {var(I), var(J)};
-  for (const Operand &O : Ops)
+  for (const CoreOperandStage &O : Ops)
     R.Map.push_back({O.Load, load(O.Type, O.Regs, {var(O.RowSide ? I : J)})});
   Expr V = R.mutate(Update);
   Stmt Upd = store(Acc, {var(I), var(J)}, V, Line);
@@ -314,7 +157,7 @@ Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
   //    sized for the widest operand (contractionSchedule falls back to the
   //    defaults where the pinned values cannot run).
   int64_t Bytes = 1;
-  for (const Operand &O : Ops)
+  for (const CoreOperandStage &O : Ops)
     Bytes = std::max<int64_t>(Bytes, dtypeBytes(O.Type));
   S = contractionSchedule(F, Bytes);
   unsigned Line = Nest->SrcLine;
@@ -331,9 +174,10 @@ Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
     TC = Names.fresh("tc");
     KT = Names.fresh("kt");
   }
-  for (Operand &O : Ops) {
+  for (CoreOperandStage &O : Ops) {
     const std::string &Buf = static_cast<const LoadNode &>(*O.Load).Buffer;
-    chooseRun(O);
+    O.chooseRun(F, S);
+    O.BlockOffset = blockOffset(O.RowSide);
     O.Tile = Names.fresh(Buf + "_tile");
     O.Regs = Names.fresh(Buf + "_reg");
     O.Next = Names.fresh(Buf + "_next");
@@ -371,14 +215,14 @@ Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
   };
   auto CopyAll = [&](Expr Base, bool ToRegs) {
     std::vector<Stmt> Out;
-    for (const Operand &O : Ops)
-      Out.push_back(copyTile(O, Base, ToRegs, Line));
+    for (const CoreOperandStage &O : Ops)
+      Out.push_back(O.copy(Names, S, TX, Base, S.Stages == 2 ? Stage : nullptr, ToRegs, Line));
     return block(std::move(Out));
   };
   auto StoreAll = [&]() {
     std::vector<Stmt> Out;
-    for (const Operand &O : Ops)
-      Out.push_back(storeNextToTile(O, Line));
+    for (const CoreOperandStage &O : Ops)
+      Out.push_back(O.storeNext(Names, S, TX, S.Stages == 2 ? Stage : nullptr, Line));
     return block(std::move(Out));
   };
   Expr HasNext = lt(add(var(KT), c(1)), Tiles);
@@ -429,9 +273,9 @@ Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
   int64_t Threads = S.threads();
   const MemScope Reg = MemScope::Register;
   for (auto It = Ops.rbegin(); It != Ops.rend(); ++It) {
-    const Operand &O = *It;
+    const CoreOperandStage &O = *It;
     if (S.Prefetch)
-      Launch = allocate(tempBuffer(O.Next, O.Type, {c(copiesPerThread(O))}, Reg), Launch, Line);
+      Launch = allocate(tempBuffer(O.Next, O.Type, {c(O.copiesPerThread(S))}, Reg), Launch, Line);
     Launch = allocate(tempBuffer(O.Regs, O.Type, {c(O.RowSide ? S.ThreadM : S.ThreadN)}, Reg),
                       Launch, Line);
   }
@@ -464,7 +308,7 @@ Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
   Expr BatchTotal = flatExtent(Batch);
   Launch = bindFlatIndex(Batch, var(BZ), Launch);
   std::string Staged;
-  for (const Operand &O : Ops)
+  for (const CoreOperandStage &O : Ops)
     Staged += (Staged.empty() ? "" : ", ") + static_cast<const LoadNode &>(*O.Load).Buffer;
   std::string Note =
       "[tile-contraction] block tile " + std::to_string(S.BlockM) + "x" +
@@ -477,7 +321,7 @@ Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
       (S.Prefetch ? "; the next k tile is loaded into registers during this one's FMAs" : "") +
       (S.Stages == 2 ? "; two shared buffers, one barrier per k tile" : "");
   std::string InRuns;
-  for (const Operand &O : Ops)
+  for (const CoreOperandStage &O : Ops)
     if (O.Run > 1)
       InRuns += (InRuns.empty() ? "" : ", ") + static_cast<const LoadNode &>(*O.Load).Buffer;
   if (!InRuns.empty())
@@ -490,9 +334,9 @@ Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
   //    Unless min_blocks is pinned, the pass hands that to the backend as a
   //    knob it chose.
   int64_t Words = S.ThreadM * S.ThreadN * ((dtypeBytes(AccType) + 3) / 4);
-  for (const Operand &O : Ops) {
+  for (const CoreOperandStage &O : Ops) {
     int64_t W = (dtypeBytes(O.Type) + 3) / 4;
-    Words += W * ((O.RowSide ? S.ThreadM : S.ThreadN) + (S.Prefetch ? copiesPerThread(O) : 0));
+    Words += W * ((O.RowSide ? S.ThreadM : S.ThreadN) + (S.Prefetch ? O.copiesPerThread(S) : 0));
   }
   if (S.MinBlocks > 1 && !findKnob(F, "min_blocks") && Words <= 96 &&
       Threads * S.MinBlocks <= 2048) {

@@ -16,6 +16,11 @@
 //   the schedule when the tile's registers leave room. A note records the
 //   choices. Knobs: block_tile, k_tile, thread_tile, thread_vector,
 //   lane_cols, prefetch, stages, copy_runs (passes/Schedule.h).
+// The matcher is shared with tile-mma (passes/ContractionMatch.h); the
+// operands' staging (copy coordinates, runs, the cooperative copies and
+// the prefetch registers) is passes/ContractionStaging.h; this pass builds
+// the launch around them: the schedule, the register tile, the k loop in
+// its three forms, the epilogue and the thread coordinates.
 // Why here: first, while the contraction is still a plain loop nest;
 //   map-to-gpu maps what it declines; vectorize, pad-shared and unroll then
 //   refine the tiles it made (wide shared reads, padding, register arrays).
