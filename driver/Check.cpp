@@ -1,5 +1,6 @@
 //===- Check.cpp - tdslc --check: every kernel, every stage, vs the reference -===//
 #include "driver/Check.h"
+#include "graph/Fuse.h"
 
 #include "frontend/Lower.h"
 #include "frontend/Reference.h"
@@ -378,7 +379,13 @@ bool runCheck(const ast::Module &M, const CheckOptions &Opts, llvm::raw_ostream 
     double Tol = P.Tol;
 
     ir::Module KM;
-    KM.Funcs.push_back(lowerKernel(K, Opts.LineOf));
+    // Lowered as the compile lowers it, fused; the reference is the
+    // unfused kernel's.
+    LowerPlan Plan;
+    if (Opts.Fuse)
+      Plan = graph::planFusion(graph::buildGraph(K, Opts.LineOf), graph::fusionOptions(K, Opts.Knobs))
+                 .Lower;
+    KM.Funcs.push_back(lowerKernel(K, Opts.LineOf, Plan));
     llvm::append_range(KM.Funcs.front().Schedule, Opts.Knobs);
     std::map<std::string, ir::TensorData> NaiveOutputs;
     bool PrevOk = false;

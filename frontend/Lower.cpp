@@ -69,8 +69,9 @@ Expr combine(ast::AssignOp Op, Expr Acc, Expr Term) {
 
 class KernelLowering {
 public:
-  KernelLowering(const ast::Kernel &K, const std::function<unsigned(llvm::SMLoc)> &LineOf)
-      : K(K), LineOf(LineOf) {
+  KernelLowering(const ast::Kernel &K, const std::function<unsigned(llvm::SMLoc)> &LineOf,
+                 const LowerPlan &Plan)
+      : K(K), LineOf(LineOf), Plan(Plan) {
     for (const auto *List : {&K.Inputs, &K.Outputs, &K.Intermediates})
       for (const auto &T : *List)
         Used.insert(T->Name);
@@ -115,7 +116,12 @@ public:
 private:
   const ast::Kernel &K;
   const std::function<unsigned(llvm::SMLoc)> &LineOf;
+  const LowerPlan &Plan;
   std::set<std::string> Used;
+
+  bool inlined(const ast::Tensor &T) const {
+    return T.Role == ast::TensorRole::Intermediate && T.Definition && Plan.Inlined.count(T.Name);
+  }
 
   std::string freshName(const std::string &Base) {
     std::string N = Base;
@@ -142,6 +148,8 @@ private:
     std::vector<Stmt> Stmts;
     for (; I < K.Body.size(); ++I) {
       const ast::Stmt &S = *K.Body[I];
+      if (S.Target && inlined(*S.Target))
+        continue; // computed where it is read
       Stmts.push_back(lowerStmt(S));
       if (S.Target && S.Target->Role == ast::TensorRole::Intermediate) {
         Buffer B;
@@ -200,8 +208,23 @@ private:
     return Inner;
   }
 
-  /// The value of a tensor element as stored (its dtype).
+  /// The value of a tensor element as stored (its dtype): a load, or for
+  /// an inlined intermediate its map's value at Idx, converted to its dtype.
   Expr lowerRead(const ast::Tensor &T, std::vector<Expr> Idx) {
+    if (inlined(T)) {
+      const ast::Stmt &D = *T.Definition;
+      Expr V = cast(T.Type, lowerAs(T.Type, *D.Value));
+      // The map's indices become the reader's subscripts, through fresh
+      // names first: a subscript may use a name the map also uses.
+      std::vector<std::string> Fresh;
+      for (const std::string &I : D.Indices) {
+        Fresh.push_back(freshName(I + "_in"));
+        V = substitute(V, I, var(Fresh.back()));
+      }
+      for (size_t I = 0; I < Fresh.size(); ++I)
+        V = substitute(V, Fresh[I], Idx[I]);
+      return V;
+    }
     if (T.Role != ast::TensorRole::Intermediate && T.Shape.empty())
       return load(T.Type, T.Name, {});
     return load(T.Type, T.Name, storageIndices(T, std::move(Idx)));
@@ -335,15 +358,16 @@ private:
 
 } // namespace
 
-Func lowerKernel(const ast::Kernel &K, const std::function<unsigned(llvm::SMLoc)> &LineOf) {
-  return KernelLowering(K, LineOf).run();
+Func lowerKernel(const ast::Kernel &K, const std::function<unsigned(llvm::SMLoc)> &LineOf,
+                 const LowerPlan &Plan) {
+  return KernelLowering(K, LineOf, Plan).run();
 }
 
-Module lowerModule(const ast::Module &M,
-                   const std::function<unsigned(llvm::SMLoc)> &LineOf) {
+Module lowerModule(const ast::Module &M, const std::function<unsigned(llvm::SMLoc)> &LineOf,
+                   const std::vector<LowerPlan> &Plans) {
   Module Out;
-  for (const auto &K : M.Kernels)
-    Out.Funcs.push_back(lowerKernel(*K, LineOf));
+  for (size_t I = 0; I < M.Kernels.size(); ++I)
+    Out.Funcs.push_back(lowerKernel(*M.Kernels[I], LineOf, I < Plans.size() ? Plans[I] : LowerPlan()));
   return Out;
 }
 

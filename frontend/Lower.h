@@ -22,17 +22,32 @@
 #include "ir/IR.h"
 
 #include <functional>
+#include <set>
+#include <string>
+#include <vector>
 
 namespace tdsl {
+
+/// What the fusion stage (graph/Fuse.h) decided for lowering.
+struct LowerPlan {
+  /// Intermediates written by a map, computed where they are read instead:
+  /// each read becomes the map's value at the read's subscripts, converted
+  /// to the intermediate's dtype as its store would; the statement and its
+  /// buffer are gone.
+  std::set<std::string> Inlined;
+};
 
 /// Lowers one checked kernel. SourceLines maps AST locations to .tdsl lines
 /// for provenance (pass the DiagEngine's lineOf).
 ir::Func lowerKernel(const ast::Kernel &K,
-                     const std::function<unsigned(llvm::SMLoc)> &LineOf);
+                     const std::function<unsigned(llvm::SMLoc)> &LineOf,
+                     const LowerPlan &Plan = {});
 
-/// Lowers every kernel of a checked module.
+/// Lowers every kernel of a checked module, each under its own plan (none:
+/// every statement on its own).
 ir::Module lowerModule(const ast::Module &M,
-                       const std::function<unsigned(llvm::SMLoc)> &LineOf);
+                       const std::function<unsigned(llvm::SMLoc)> &LineOf,
+                       const std::vector<LowerPlan> &Plans = {});
 
 /// The IR expression (i64) of an affine form over names.
 ir::Expr affineToIR(const ast::Affine &A);

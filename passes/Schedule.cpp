@@ -37,8 +37,14 @@ const std::vector<KnobSpec> &knobSpecs() {
        "read, one barrier per tile (default 2; 1 when prefetch = off; 2 needs prefetch = on; "
        "more counts as 2). Tensor cores: a ring of N k tiles filled by cp.async, N - 1 in "
        "flight (default 4; 1: synchronous copies)"},
+      {"fuse", "fuse", "on | off",
+       "the fusion stage before lowering (graph/Fuse.h); off lowers every statement as its own "
+       "launch (default on; -O0 and --disable-pass=fuse leave the stage out)"},
+      {"fuse_inline", "fuse", "on | off",
+       "compute a map that writes an intermediate where it is read, when every reader takes one "
+       "value per point of its domain (default on)"},
       {"tensor_cores", "tile-mma", "auto | on | off",
-       "f16, bf16 contractions on tensor cores (mma.sync, sm_80 and newer); off gives the "
+       "f16, bf16, tf32() and i8 contractions on tensor cores (mma.sync, sm_80 and newer); off gives the "
        "CUDA-core kernel; on also says (--remarks) why a nest that is no contraction was not "
        "taken (default auto)"},
       {"warp_tile", "tile-mma", "[WM, WN]",
@@ -445,6 +451,8 @@ std::vector<ScheduleProblem> checkSchedule(const Func &F, int64_t MaxSharedBytes
     R.problem(*K, "expects a multiple of 8");
   if (const Knob *K = R.ints("threads", 1, 32, 1024, &V); K && V % 32)
     R.problem(*K, "expects a multiple of 32 (whole warps)");
+  R.onOff("fuse");
+  R.onOff("fuse_inline");
   R.ints("unroll", 1, 1, 64, &V);
   R.ints("min_blocks", 1, 1, 32, &V);
   R.ints("items_per_thread", 1, 1, 16, &V);

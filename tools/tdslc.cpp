@@ -31,6 +31,7 @@
 #include "backend/ResourceCheck.h"
 #include "frontend/Frontend.h"
 #include "frontend/Lower.h"
+#include "graph/Fuse.h"
 #include "ir/Diagnostics.h"
 #include "ir/Printer.h"
 #include "passes/Pass.h"
@@ -74,7 +75,7 @@ cl::opt<std::string> OutputFilename("o", cl::desc("Output file (default: stdout)
                                     cl::cat(TdslcCategory));
 
 /// The stage whose text tdslc writes.
-enum class EmitKind { AST, IR, Loops, CUDA, Header, Obj, PTX, Report };
+enum class EmitKind { AST, Graph, IR, Loops, CUDA, Header, Obj, PTX, Report };
 
 cl::opt<EmitKind> Emit(
     "emit",
@@ -82,6 +83,9 @@ cl::opt<EmitKind> Emit(
              "loop IR on stdout)"),
     cl::init(EmitKind::Loops),
     cl::values(clEnumValN(EmitKind::AST, "ast", "The checked syntax tree"),
+               clEnumValN(EmitKind::Graph, "graph",
+                          "The kernel graph: statements as nodes, their classes and reads, and "
+                          "the launches fusion groups them into, with its reasons"),
                clEnumValN(EmitKind::IR, "ir",
                           "The loop IR as lowered: one loop nest per statement, before any pass"),
                clEnumValN(EmitKind::Loops, "loops",
@@ -210,6 +214,8 @@ cl::list<std::string> ScheduleKnobs(
 
 /// The --schedule knobs, parsed.
 std::vector<ir::Knob> CommandLineKnobs;
+/// Whether the fusion stage runs (-O1 and up, unless --disable-pass=fuse).
+bool FusionStage = true;
 
 constexpr const char *Version = "0.1.0";
 
@@ -298,7 +304,13 @@ void printRemarks(std::vector<Remark> &Remarks, DiagEngine &Diags, unsigned Buff
 std::optional<ir::Module> compileToIR(const ast::Module &M,
                                       const std::vector<std::string> &Pipeline,
                                       DiagEngine &Diags, unsigned BufferID, int &ExitStatus) {
-  ir::Module IR = lowerModule(M, [&](SMLoc L) { return Diags.lineOf(L); });
+  std::vector<Remark> Collected;
+  if (Remarks)
+    setRemarkHandler([&](const Remark &R) { Collected.push_back(R); });
+  auto LineOf = [&](SMLoc L) { return Diags.lineOf(L); };
+  ir::Module IR = lowerModule(
+      M, LineOf, FusionStage ? graph::planModule(M, LineOf, CommandLineKnobs)
+                             : std::vector<LowerPlan>());
   unsigned MinSM = ~0u;
   for (StringRef A : Archs)
     MinSM = std::min(MinSM, parseCudaArch(A));
@@ -306,9 +318,6 @@ std::optional<ir::Module> compileToIR(const ast::Module &M,
     llvm::append_range(F.Schedule, CommandLineKnobs);
     F.MinSM = MinSM;
   }
-  std::vector<Remark> Collected;
-  if (Remarks)
-    setRemarkHandler([&](const Remark &R) { Collected.push_back(R); });
   PassManager PM(Pipeline, passManagerOptions(), "tdslc");
   PassManagerStatus Status = PM.run(IR, "lower");
   setRemarkHandler(nullptr);
@@ -596,7 +605,12 @@ int main(int Argc, char **Argv) {
     CommandLineKnobs.push_back(*K);
   }
   std::vector<std::string> Pipeline = defaultPipeline(static_cast<int>(OptLevel));
+  // The fusion stage (graph/Fuse.h) runs before lowering, from -O1 on;
+  // --disable-pass=fuse leaves it out as it does a pass.
+  FusionStage = OptLevel > 0 && !llvm::is_contained(DisabledPasses, "fuse");
   for (const std::string &Name : DisabledPasses) {
+    if (Name == "fuse")
+      continue;
     if (!findPass(Name)) {
       errs() << "tdslc: error: unknown pass '" << Name << "' in --disable-pass (see --list-passes)\n";
       return 1;
@@ -685,6 +699,7 @@ int main(int Argc, char **Argv) {
     CheckOpts.ExactInputs = ExactInputs;
     CheckOpts.Pipeline = Pipeline;
     CheckOpts.Knobs = CommandLineKnobs;
+    CheckOpts.Fuse = FusionStage;
     CheckOpts.LineOf = [&](SMLoc L) { return Diags.lineOf(L); };
     bool Ok = true;
     // --check runs the pipeline once per kernel; its remarks are the
@@ -700,6 +715,22 @@ int main(int Argc, char **Argv) {
 
   if (Kind == EmitKind::AST)
     return writeOutput([&](raw_ostream &OS) { printAST(*M, OS); });
+  if (Kind == EmitKind::Graph) {
+    std::vector<Remark> Collected;
+    if (Remarks)
+      setRemarkHandler([&](const Remark &R) { Collected.push_back(R); });
+    int Rc = writeOutput([&](raw_ostream &OS) {
+      for (const auto &K : M->Kernels) {
+        graph::KernelGraph G = graph::buildGraph(*K, [&](SMLoc L) { return Diags.lineOf(L); });
+        graph::FusionOptions O = graph::fusionOptions(*K, CommandLineKnobs);
+        O.Enabled &= FusionStage;
+        graph::printGraph(G, graph::planFusion(G, O), OS);
+      }
+    });
+    setRemarkHandler(nullptr);
+    printRemarks(Collected, Diags, BufferID);
+    return Rc;
+  }
   int ExitStatus = 1;
   std::optional<ir::Module> IR =
       compileToIR(*M, Kind == EmitKind::IR ? std::vector<std::string>() : Pipeline, Diags,

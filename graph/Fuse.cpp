@@ -1,0 +1,259 @@
+//===- Fuse.cpp - Which statements of a kernel graph share a launch -------===//
+#include "graph/Fuse.h"
+#include "passes/PassUtils.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <map>
+
+namespace tdsl::graph {
+
+FusionOptions fusionOptions(const ast::Kernel &K, const std::vector<ir::Knob> &CommandLine) {
+  FusionOptions O;
+  auto Apply = [&](const std::string &Key, const std::string &Word) {
+    if (Word != "on" && Word != "off")
+      return;
+    if (Key == "fuse")
+      O.Enabled = Word == "on";
+    else if (Key == "fuse_inline")
+      O.Inline = Word == "on";
+  };
+  if (K.Sched)
+    for (const ast::ScheduleEntry &E : K.Sched->Entries)
+      Apply(E.Key, E.Word);
+  for (const ir::Knob &Kn : CommandLine)
+    Apply(Kn.Key, Kn.Word);
+  return O;
+}
+
+namespace {
+
+/// Rank of the integer matrix Rows (Gaussian elimination in doubles: the
+/// coefficients are small integers).
+unsigned rank(std::vector<std::vector<double>> Rows) {
+  unsigned R = 0;
+  size_t Cols = Rows.empty() ? 0 : Rows[0].size();
+  for (size_t C = 0; C < Cols && R < Rows.size(); ++C) {
+    size_t Pivot = R;
+    while (Pivot < Rows.size() && Rows[Pivot][C] == 0)
+      ++Pivot;
+    if (Pivot == Rows.size())
+      continue;
+    std::swap(Rows[R], Rows[Pivot]);
+    for (size_t I = 0; I < Rows.size(); ++I)
+      if (I != R && Rows[I][C] != 0) {
+        double F = Rows[I][C] / Rows[R][C];
+        for (size_t J = C; J < Cols; ++J)
+          Rows[I][J] -= F * Rows[R][J];
+      }
+    ++R;
+  }
+  return R;
+}
+
+/// "" if read R of node C takes one value per point of C's domain (output
+/// and reduced indices), else why not.
+std::string manyReads(const Node &C, const Read &R) {
+  std::vector<std::string> Space = C.Domain;
+  llvm::append_range(Space, C.Reduced);
+  for (const std::string &I : Space)
+    if (llvm::none_of(R.Map, [&](const ast::Affine &A) { return A.Coeffs.count(I) > 0; }))
+      return "reads each value once for every '" + I + "'";
+  std::vector<std::vector<double>> Rows;
+  for (const ast::Affine &A : R.Map) {
+    std::vector<double> Row;
+    for (const std::string &I : Space) {
+      auto It = A.Coeffs.find(I);
+      Row.push_back(It == A.Coeffs.end() ? 0.0 : static_cast<double>(It->second));
+    }
+    Rows.push_back(std::move(Row));
+  }
+  if (rank(Rows) < Space.size())
+    return "reads some values more than once (its subscripts are not one to one)";
+  return "";
+}
+
+/// Whether E is cheap to compute again per read: loads, literals, sums,
+/// products, comparisons, selects, casts, min, max, abs and relu; no
+/// division (a sequence of instructions in f32) and no other function.
+bool cheap(const ast::Expr &E) {
+  using namespace ast;
+  switch (E.Kind) {
+  case ExprKind::IntLit:
+  case ExprKind::FloatLit:
+  case ExprKind::Name:
+  case ExprKind::Access: return true;
+  case ExprKind::Unary: return cheap(*static_cast<const Unary &>(E).Operand);
+  case ExprKind::Binary: {
+    const auto &B = static_cast<const Binary &>(E);
+    return B.Op != BinaryOp::Div && B.Op != BinaryOp::Mod && cheap(*B.LHS) && cheap(*B.RHS);
+  }
+  case ExprKind::Select: {
+    const auto &S = static_cast<const Select &>(E);
+    return cheap(*S.Cond) && cheap(*S.Then) && cheap(*S.Else);
+  }
+  case ExprKind::Call: {
+    const auto &C = static_cast<const Call &>(E);
+    bool Ok = C.Fn == Callee::Cast || C.Fn == Callee::Max || C.Fn == Callee::Min ||
+              C.Fn == Callee::Abs || C.Fn == Callee::Relu;
+    return Ok && llvm::all_of(C.Args, [](const ExprPtr &A) { return cheap(*A); });
+  }
+  }
+  return false;
+}
+
+/// Why node P is not inlined, or "" when it is. Recomputed keeps whether
+/// some reader takes values many times (P then being cheap).
+std::string refusal(const KernelGraph &G, const Node &P, bool &Recomputed) {
+  Recomputed = false;
+  for (unsigned CId : P.Consumers) {
+    const Node &C = G.Nodes[CId];
+    std::string Where = "'" + C.target() + "' (line " + std::to_string(C.Line) + ")";
+    // Its operands must stay loads, to be staged as tiles.
+    if (C.Class == NodeClass::Contraction)
+      return "staged: " + Where + " is a contraction, whose operands are staged as tiles";
+    for (const Read &R : C.Reads)
+      if (R.Producer == static_cast<int>(P.Id))
+        if (std::string Why = manyReads(C, R); !Why.empty()) {
+          if (!cheap(*P.S->Value))
+            return "staged: " + Where + " at " + readText(R) + " " + Why +
+                   ", and a division or a function is not cheap to compute that often";
+          Recomputed = true;
+        }
+  }
+  return "";
+}
+
+} // namespace
+
+FusionPlan planFusion(const KernelGraph &G, const FusionOptions &O) {
+  FusionPlan P;
+  size_t N = G.Nodes.size();
+  P.Why.assign(N, "");
+  P.Refused.assign(N, false);
+  std::vector<bool> Inlined(N, false);
+  if (O.Enabled && O.Inline)
+    for (const Node &Nd : G.Nodes) {
+      if (!Nd.writesIntermediate() || Nd.Consumers.empty())
+        continue;
+      if (Nd.Class == NodeClass::Permute) {
+        P.Why[Nd.Id] = "is a transpose, which keeps its own launch (tile-transpose stages it through "
+                       "shared memory)";
+        continue;
+      }
+      if (Nd.Class != NodeClass::Map)
+        continue;
+      if (Nd.S->Op != ast::AssignOp::Assign) {
+        P.Why[Nd.Id] = "staged: its combiner accumulates, and nothing is reduced";
+        P.Refused[Nd.Id] = true;
+        continue;
+      }
+      bool Recomputed = false;
+      std::string Why = refusal(G, Nd, Recomputed);
+      if (!Why.empty()) {
+        P.Why[Nd.Id] = Why;
+        P.Refused[Nd.Id] = true;
+        continue;
+      }
+      Inlined[Nd.Id] = true;
+      std::string Into;
+      for (unsigned C : Nd.Consumers)
+        Into += (Into.empty() ? "" : ", ") + G.Nodes[C].target();
+      P.Why[Nd.Id] = "inlined into " + Into +
+                     (Recomputed ? ": cheap, so computed again where a reader takes a value "
+                                   "many times"
+                                 : ": each reads one value per point of its domain");
+      P.Lower.Inlined.insert(Nd.target());
+    }
+  // Groups: each node not inlined roots one; an inlined node belongs to
+  // the groups of its readers, through any inlined readers between.
+  P.GroupOf.assign(N, -1);
+  for (const Node &Nd : G.Nodes)
+    if (!Inlined[Nd.Id]) {
+      P.GroupOf[Nd.Id] = static_cast<int>(P.Groups.size());
+      P.Groups.push_back({Nd.Id, {}});
+    }
+  for (size_t I = N; I-- > 0;) {
+    if (!Inlined[I])
+      continue;
+    std::vector<unsigned> Roots;
+    std::function<void(unsigned)> Visit = [&](unsigned Id) {
+      for (unsigned C : G.Nodes[Id].Consumers) {
+        if (Inlined[C])
+          Visit(C);
+        else if (!llvm::is_contained(Roots, C))
+          Roots.push_back(C);
+      }
+    };
+    Visit(static_cast<unsigned>(I));
+    for (unsigned R : Roots) {
+      std::vector<unsigned> &In = P.Groups[P.GroupOf[R]].Inlined;
+      In.insert(In.begin(), static_cast<unsigned>(I));
+    }
+    if (Roots.size() == 1)
+      P.GroupOf[I] = P.GroupOf[Roots[0]];
+  }
+  for (const Node &Nd : G.Nodes)
+    if (!P.Why[Nd.Id].empty())
+      remark("fuse", Nd.Line, "'" + Nd.target() + "' " + P.Why[Nd.Id]);
+  return P;
+}
+
+std::vector<LowerPlan> planModule(const ast::Module &M,
+                                  const std::function<unsigned(llvm::SMLoc)> &LineOf,
+                                  const std::vector<ir::Knob> &CommandLine) {
+  std::vector<LowerPlan> Plans;
+  for (const auto &K : M.Kernels)
+    Plans.push_back(
+        planFusion(buildGraph(*K, LineOf), fusionOptions(*K, CommandLine)).Lower);
+  return Plans;
+}
+
+void printGraph(const KernelGraph &G, const FusionPlan &P, llvm::raw_ostream &OS) {
+  auto List = [](const std::vector<std::string> &V) {
+    std::string S;
+    for (const std::string &X : V)
+      S += (S.empty() ? "" : ", ") + X;
+    return S;
+  };
+  OS << "graph " << G.K->Name << "\n";
+  for (const Node &N : G.Nodes) {
+    OS << "  node " << N.Id << " " << N.target() << " (line " << N.Line
+       << "): " << nodeClassName(N.Class) << " over (" << List(N.Domain) << ")";
+    if (!N.Reduced.empty())
+      OS << ", reducing (" << List(N.Reduced) << ")";
+    OS << "\n    reads";
+    if (N.Reads.empty())
+      OS << " nothing";
+    for (size_t I = 0; I < N.Reads.size(); ++I) {
+      const Read &R = N.Reads[I];
+      OS << (I ? ", " : " ") << readText(R);
+      if (R.Producer >= 0)
+        OS << " <- node " << R.Producer;
+    }
+    OS << "\n";
+  }
+  OS << "  groups (one launch each)\n";
+  for (size_t I = 0; I < P.Groups.size(); ++I) {
+    const Group &Gr = P.Groups[I];
+    const Node &R = G.Nodes[Gr.Root];
+    OS << "    group " << I << ": node " << Gr.Root << " " << R.target() << " ("
+       << nodeClassName(R.Class) << ")";
+    if (!Gr.Inlined.empty()) {
+      OS << ", computing inside it";
+      for (unsigned In : Gr.Inlined)
+        OS << " node " << In << " " << G.Nodes[In].target();
+    }
+    OS << "\n";
+  }
+  bool Any = false;
+  for (const Node &N : G.Nodes)
+    if (!P.Why[N.Id].empty()) {
+      if (!Any)
+        OS << "  decisions\n";
+      Any = true;
+      OS << "    node " << N.Id << " " << N.target() << ": " << P.Why[N.Id] << "\n";
+    }
+}
+
+} // namespace tdsl::graph

@@ -1,0 +1,80 @@
+//===- Fuse.h - Which statements of a kernel graph share a launch ---------===//
+//
+// The fusion stage: it groups the nodes of a kernel graph (graph/Graph.h);
+// each group lowers to one launch, its root's, with the group's other
+// nodes computed inside it (frontend/Lower.h, LowerPlan). The rule so far:
+//
+//   inline   A map that writes an intermediate is computed where it is read,
+//            in every statement that reads it, and its temporary is gone,
+//            when each of those reads takes one value per point of the
+//            reader's domain (its subscripts, as affine maps of the
+//            reader's output and reduced indices, are one to one), or the
+//            map is cheap (no division, no function but casts, min, max,
+//            abs, relu). A reader that takes each value of an expensive map
+//            many times (Y[r, c] reading rsqrt(...)[r] at every c) would
+//            recompute it as often: the map is staged instead, in its own
+//            launch, and a remark says why. A contraction's operands are
+//            never inlined: they must stay loads, staged as tiles (its
+//            prologue is a rule of its own). Outputs are always written; a
+//            transpose keeps its launch (tile-transpose stages it through
+//            shared memory).
+//
+// Inlining keeps every rounding: the inlined value is converted to the
+// intermediate's dtype as the store did. Knobs: `fuse = off` lowers every
+// statement on its own, as before this stage; `fuse_inline = off` turns
+// this rule off.
+//
+// Test: test/graph/fuse-inline.test, test/graph/graph.test
+//
+//===----------------------------------------------------------------------===//
+#ifndef TDSL_GRAPH_FUSE_H
+#define TDSL_GRAPH_FUSE_H
+
+#include "frontend/Lower.h"
+#include "graph/Graph.h"
+#include "ir/IR.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+#include <vector>
+
+namespace tdsl::graph {
+
+struct FusionOptions {
+  bool Enabled = true; ///< fuse
+  bool Inline = true;  ///< fuse_inline
+};
+/// The options kernel K's schedule block and then CommandLine pin (the
+/// last value of a key wins; an invalid one is checkSchedule's to report).
+FusionOptions fusionOptions(const ast::Kernel &K, const std::vector<ir::Knob> &CommandLine);
+
+/// One launch: its root node and the nodes computed inside it.
+struct Group {
+  unsigned Root = 0;
+  std::vector<unsigned> Inlined;
+};
+
+struct FusionPlan {
+  std::vector<Group> Groups;       ///< in the order of their roots
+  std::vector<int> GroupOf;        ///< per node: its group, -1 if inlined into several
+  std::vector<std::string> Why;    ///< per node: why it was or was not fused ("" if no rule applied)
+  std::vector<bool> Refused;       ///< per node: Why is a refusal (a remark)
+  LowerPlan Lower;                 ///< what lowering follows
+};
+
+/// The groups of G under O; a remark (pass "fuse") at each decision.
+FusionPlan planFusion(const KernelGraph &G, const FusionOptions &O);
+
+/// The lowering plan of each kernel of M, in order (their remarks too).
+std::vector<LowerPlan> planModule(const ast::Module &M,
+                                  const std::function<unsigned(llvm::SMLoc)> &LineOf,
+                                  const std::vector<ir::Knob> &CommandLine);
+
+/// What `tdslc --emit=graph` prints: the nodes with their domains, reads
+/// and edges, then the groups and the reason for each decision.
+void printGraph(const KernelGraph &G, const FusionPlan &P, llvm::raw_ostream &OS);
+
+} // namespace tdsl::graph
+
+#endif // TDSL_GRAPH_FUSE_H

@@ -1,0 +1,167 @@
+//===- Graph.cpp - A kernel's statements as a graph of nodes --------------===//
+#include "graph/Graph.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <map>
+
+namespace tdsl::graph {
+
+using namespace ast;
+
+const char *nodeClassName(NodeClass C) {
+  switch (C) {
+  case NodeClass::Map: return "map";
+  case NodeClass::Permute: return "permute";
+  case NodeClass::Reduction: return "reduction";
+  case NodeClass::Contraction: return "contraction";
+  }
+  return "?";
+}
+
+std::string readText(const Read &R) {
+  std::string S = R.Tensor;
+  if (R.Map.empty())
+    return S;
+  S += "[";
+  for (size_t I = 0; I < R.Map.size(); ++I)
+    S += (I ? ", " : "") + R.Map[I].str();
+  return S + "]";
+}
+
+namespace {
+
+/// Every tensor read in E, in evaluation order.
+void collectReads(const Expr &E, std::vector<Read> &Out) {
+  switch (E.Kind) {
+  case ExprKind::IntLit:
+  case ExprKind::FloatLit: return;
+  case ExprKind::Name: {
+    const auto &N = static_cast<const Name &>(E);
+    if (N.Resolved == NameKind::Tensor)
+      Out.push_back({N.Id, {}, -1});
+    return;
+  }
+  case ExprKind::Access: {
+    const auto &A = static_cast<const Access &>(E);
+    Out.push_back({A.TensorName, A.AffineSubs, -1});
+    return;
+  }
+  case ExprKind::Unary: collectReads(*static_cast<const Unary &>(E).Operand, Out); return;
+  case ExprKind::Binary: {
+    const auto &B = static_cast<const Binary &>(E);
+    collectReads(*B.LHS, Out);
+    collectReads(*B.RHS, Out);
+    return;
+  }
+  case ExprKind::Select: {
+    const auto &S = static_cast<const Select &>(E);
+    collectReads(*S.Cond, Out);
+    collectReads(*S.Then, Out);
+    collectReads(*S.Else, Out);
+    return;
+  }
+  case ExprKind::Call:
+    for (const ExprPtr &A : static_cast<const Call &>(E).Args)
+      collectReads(*A, Out);
+    return;
+  }
+}
+
+/// The factors of a product, through casts: f32(A[m, k]) * f32(B[k, n]).
+void factors(const Expr &E, std::vector<const Expr *> &Out) {
+  if (E.Kind == ExprKind::Binary && static_cast<const Binary &>(E).Op == BinaryOp::Mul) {
+    factors(*static_cast<const Binary &>(E).LHS, Out);
+    factors(*static_cast<const Binary &>(E).RHS, Out);
+    return;
+  }
+  if (E.Kind == ExprKind::Call && static_cast<const Call &>(E).Fn == Callee::Cast) {
+    factors(*static_cast<const Call &>(E).Args[0], Out);
+    return;
+  }
+  Out.push_back(&E);
+}
+
+bool usesAny(const std::vector<Affine> &Map, const std::vector<std::string> &Names) {
+  return llvm::any_of(Map, [&](const Affine &A) {
+    return llvm::any_of(Names, [&](const std::string &N) { return A.Coeffs.count(N) > 0; });
+  });
+}
+
+/// The output indices a read uses.
+std::vector<std::string> outputsUsed(const std::vector<Affine> &Map,
+                                     const std::vector<std::string> &Outputs) {
+  std::vector<std::string> Used;
+  for (const std::string &O : Outputs)
+    if (usesAny(Map, {O}))
+      Used.push_back(O);
+  return Used;
+}
+
+NodeClass classify(const Stmt &S) {
+  if (!S.Reduced.empty()) {
+    // A sum of products of reads along the reduced indices, two of which
+    // use different output indices (A[m, k] and B[k, n]; not d[r, c] *
+    // d[r, c], a row reduction of a square).
+    std::vector<const Expr *> Fs;
+    factors(*S.Value, Fs);
+    std::vector<std::vector<std::string>> Sides;
+    for (const Expr *F : Fs)
+      if (F->Kind == ExprKind::Access) {
+        const auto &Subs = static_cast<const Access *>(F)->AffineSubs;
+        if (usesAny(Subs, S.Reduced))
+          Sides.push_back(outputsUsed(Subs, S.Indices));
+      }
+    bool Differ = llvm::any_of(Sides, [&](const std::vector<std::string> &X) {
+      return X != Sides.front();
+    });
+    return S.Op == AssignOp::Add && Differ ? NodeClass::Contraction : NodeClass::Reduction;
+  }
+  // One read of a tensor at the output indices in another order.
+  if (S.Op == AssignOp::Assign && S.Value->Kind == ExprKind::Access) {
+    const auto &A = static_cast<const Access &>(*S.Value);
+    if (A.AffineSubs.size() == S.Indices.size() && S.Indices.size() > 1) {
+      std::vector<std::string> Order;
+      for (const Affine &Sub : A.AffineSubs)
+        if (Sub.Constant == 0 && Sub.Coeffs.size() == 1 && Sub.Coeffs.begin()->second == 1)
+          Order.push_back(Sub.Coeffs.begin()->first);
+      std::vector<std::string> Sorted = Order, Want = S.Indices;
+      llvm::sort(Sorted);
+      llvm::sort(Want);
+      if (Order.size() == S.Indices.size() && Sorted == Want && Order != S.Indices)
+        return NodeClass::Permute;
+    }
+  }
+  return NodeClass::Map;
+}
+
+} // namespace
+
+KernelGraph buildGraph(const Kernel &K, const std::function<unsigned(llvm::SMLoc)> &LineOf) {
+  KernelGraph G;
+  G.K = &K;
+  std::map<std::string, unsigned> Writer;
+  for (const auto &SP : K.Body) {
+    const Stmt &S = *SP;
+    Node N;
+    N.Id = G.Nodes.size();
+    N.S = &S;
+    N.Line = LineOf(S.Loc);
+    N.Domain = S.Indices;
+    N.Reduced = S.Reduced;
+    N.Class = classify(S);
+    collectReads(*S.Value, N.Reads);
+    for (Read &R : N.Reads)
+      if (auto It = Writer.find(R.Tensor); It != Writer.end()) {
+        R.Producer = static_cast<int>(It->second);
+        std::vector<unsigned> &C = G.Nodes[It->second].Consumers;
+        if (!llvm::is_contained(C, N.Id))
+          C.push_back(N.Id);
+      }
+    Writer[S.TargetName] = N.Id;
+    G.Nodes.push_back(std::move(N));
+  }
+  return G;
+}
+
+} // namespace tdsl::graph
