@@ -3,6 +3,9 @@
 
 #include "ir/Diagnostics.h"
 
+#include "llvm/ADT/STLExtras.h"
+
+#include <functional>
 #include <limits>
 #include <set>
 
@@ -122,6 +125,23 @@ private:
   bool inlined(const ast::Tensor &T) const {
     return T.Role == ast::TensorRole::Intermediate && T.Definition && Plan.Inlined.count(T.Name);
   }
+  /// While an epilogue is lowered: the contraction's intermediate and the
+  /// accumulator value that stands for it.
+  const ast::Tensor *EpilogueOf = nullptr;
+  Expr EpilogueValue;
+
+  Buffer intermediateBuffer(const ast::Tensor &T) const {
+    Buffer B;
+    B.Name = T.Name;
+    B.Type = T.Type;
+    B.Scope = MemScope::Global;
+    B.Role = BufferRole::Temp;
+    for (const ast::Affine &A : T.Shape)
+      B.Shape.push_back(affineToIR(A));
+    if (B.Shape.empty())
+      B.Shape.push_back(intImm(1));
+    return B;
+  }
 
   std::string freshName(const std::string &Base) {
     std::string N = Base;
@@ -143,32 +163,89 @@ private:
   }
 
   /// Statements I.. of the body; an intermediate's allocation wraps
-  /// everything from its definition on.
+  /// everything from the statement that writes it on (a contraction with
+  /// an epilogue writes its maps' intermediates, not its own).
   Stmt lowerFrom(size_t I) {
     std::vector<Stmt> Stmts;
     for (; I < K.Body.size(); ++I) {
       const ast::Stmt &S = *K.Body[I];
-      if (S.Target && inlined(*S.Target))
-        continue; // computed where it is read
+      if (S.Target && (inlined(*S.Target) || Plan.InEpilogue.count(S.Target->Name)))
+        continue; // computed where it is read, or in a contraction's nest
       Stmts.push_back(lowerStmt(S));
-      if (S.Target && S.Target->Role == ast::TensorRole::Intermediate) {
-        Buffer B;
-        B.Name = S.Target->Name;
-        B.Type = S.Target->Type;
-        B.Scope = MemScope::Global;
-        B.Role = BufferRole::Temp;
-        for (const ast::Affine &A : S.Target->Shape)
-          B.Shape.push_back(affineToIR(A));
-        if (B.Shape.empty())
-          B.Shape.push_back(intImm(1));
-        Stmt Rest = lowerFrom(I + 1);
-        // The definition itself belongs inside the allocation.
-        Stmt Body = block({Stmts.back(), Rest});
-        Stmts.back() = allocate(std::move(B), Body, LineOf(S.Loc));
+      std::vector<const ast::Tensor *> Written;
+      auto Epi = Plan.Epilogues.find(S.TargetName);
+      if (Epi == Plan.Epilogues.end())
+        Written.push_back(S.Target);
+      else
+        for (const ast::Stmt *E : Epi->second)
+          Written.push_back(E->Target);
+      std::vector<const ast::Tensor *> Temps;
+      for (const ast::Tensor *T : Written)
+        if (T && T->Role == ast::TensorRole::Intermediate)
+          Temps.push_back(T);
+      if (!Temps.empty()) {
+        // The statement itself belongs inside the allocations.
+        Stmt Body = block({Stmts.back(), lowerFrom(I + 1)});
+        for (auto It = Temps.rbegin(); It != Temps.rend(); ++It)
+          Body = allocate(intermediateBuffer(**It), Body, LineOf(S.Loc));
+        Stmts.back() = Body;
         return block(std::move(Stmts));
       }
     }
     return block(std::move(Stmts));
+  }
+
+  /// The stores of the epilogue maps of contraction S, from its
+  /// accumulator AccRef (as f32 or the accumulation type): each map's value
+  /// with the intermediate read as the accumulator converted to the
+  /// intermediate's dtype (as its store did), at S's indices.
+  std::vector<Stmt> epilogueStores(const ast::Stmt &S, const std::vector<const ast::Stmt *> &Maps,
+                                   Expr AccRef) {
+    std::vector<Stmt> Out;
+    EpilogueOf = S.Target;
+    EpilogueValue = cast(S.Target->Type, AccRef);
+    for (const ast::Stmt *C : Maps) {
+      const ast::Tensor &T = *C->Target;
+      Expr V = lowerAs(T.Type, *C->Value);
+      // The map's index that reads S's d-th index becomes that index.
+      std::map<std::string, std::string> Rename;
+      std::function<void(const ast::Expr &)> Find = [&](const ast::Expr &E) {
+        if (E.Kind == ast::ExprKind::Access) {
+          const auto &A = static_cast<const ast::Access &>(E);
+          if (A.Target == S.Target)
+            for (size_t D = 0; D < A.AffineSubs.size(); ++D)
+              Rename[A.AffineSubs[D].Coeffs.begin()->first] = S.Indices[D];
+          for (const auto &Sub : A.Subscripts)
+            Find(*Sub);
+        } else if (E.Kind == ast::ExprKind::Unary) {
+          Find(*static_cast<const ast::Unary &>(E).Operand);
+        } else if (E.Kind == ast::ExprKind::Binary) {
+          Find(*static_cast<const ast::Binary &>(E).LHS);
+          Find(*static_cast<const ast::Binary &>(E).RHS);
+        } else if (E.Kind == ast::ExprKind::Select) {
+          const auto &Sel = static_cast<const ast::Select &>(E);
+          Find(*Sel.Cond);
+          Find(*Sel.Then);
+          Find(*Sel.Else);
+        } else if (E.Kind == ast::ExprKind::Call) {
+          for (const auto &A : static_cast<const ast::Call &>(E).Args)
+            Find(*A);
+        }
+      };
+      Find(*C->Value);
+      std::vector<Expr> Idx;
+      std::vector<std::pair<std::string, std::string>> Fresh;
+      for (const std::string &I : C->Indices) {
+        Fresh.push_back({freshName(I + "_epi"), Rename.at(I)});
+        V = substitute(V, I, var(Fresh.back().first));
+        Idx.push_back(var(Rename.at(I)));
+      }
+      for (const auto &[F, To] : Fresh)
+        V = substitute(V, F, var(To));
+      Out.push_back(store(T.Name, storageIndices(T, Idx), V, LineOf(C->Loc)));
+    }
+    EpilogueOf = nullptr;
+    return Out;
   }
 
   Stmt lowerStmt(const ast::Stmt &S) {
@@ -196,11 +273,14 @@ private:
       AccBuf.Type = Acc;
       AccBuf.Scope = MemScope::Register;
       AccBuf.Shape = {intImm(1)};
-      Inner = allocate(
-          std::move(AccBuf),
-          block({store(AccName, {intImm(0)}, reductionIdentity(S.Op, Acc), Line), Update,
-                 store(T.Name, storageIndices(T, LhsIdx), cast(T.Type, AccRef), Line)}),
-          Line);
+      std::vector<Stmt> Body = {store(AccName, {intImm(0)}, reductionIdentity(S.Op, Acc), Line),
+                                Update};
+      auto Epi = Plan.Epilogues.find(S.TargetName);
+      if (Epi != Plan.Epilogues.end())
+        llvm::append_range(Body, epilogueStores(S, Epi->second, AccRef));
+      else
+        Body.push_back(store(T.Name, storageIndices(T, LhsIdx), cast(T.Type, AccRef), Line));
+      Inner = allocate(std::move(AccBuf), block(std::move(Body)), Line);
     }
     for (auto It = S.Indices.rbegin(); It != S.Indices.rend(); ++It)
       Inner = forLoop(*It, intImm(0), affineToIR(S.Ranges.at(*It)), ForKind::Serial, Inner,
@@ -211,6 +291,8 @@ private:
   /// The value of a tensor element as stored (its dtype): a load, or for
   /// an inlined intermediate its map's value at Idx, converted to its dtype.
   Expr lowerRead(const ast::Tensor &T, std::vector<Expr> Idx) {
+    if (&T == EpilogueOf)
+      return EpilogueValue; // read at the contraction's own indices
     if (inlined(T)) {
       const ast::Stmt &D = *T.Definition;
       Expr V = cast(T.Type, lowerAs(T.Type, *D.Value));

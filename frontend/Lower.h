@@ -22,6 +22,7 @@
 #include "ir/IR.h"
 
 #include <functional>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -35,6 +36,12 @@ struct LowerPlan {
   /// to the intermediate's dtype as its store would; the statement and its
   /// buffer are gone.
   std::set<std::string> Inlined;
+  /// Contraction epilogues: for the intermediate a contraction writes, the
+  /// maps that read it (at its own indices) computed in its nest on the
+  /// accumulator instead; the intermediate is never stored, and each map
+  /// leaves its own place.
+  std::map<std::string, std::vector<const ast::Stmt *>> Epilogues;
+  std::set<std::string> InEpilogue; ///< the targets of those maps
 };
 
 /// Lowers one checked kernel. SourceLines maps AST locations to .tdsl lines

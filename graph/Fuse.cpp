@@ -17,6 +17,8 @@ FusionOptions fusionOptions(const ast::Kernel &K, const std::vector<ir::Knob> &C
       O.Enabled = Word == "on";
     else if (Key == "fuse_inline")
       O.Inline = Word == "on";
+    else if (Key == "fuse_epilogue")
+      O.Epilogue = Word == "on";
   };
   if (K.Sched)
     for (const ast::ScheduleEntry &E : K.Sched->Entries)
@@ -124,6 +126,58 @@ std::string refusal(const KernelGraph &G, const Node &P, bool &Recomputed) {
   return "";
 }
 
+/// The tensors E's value reads, with those inlined nodes read (through
+/// any depth) in their place.
+void readsThrough(const KernelGraph &G, const Node &E, const std::vector<bool> &Inlined,
+                  std::vector<const Read *> &Out) {
+  for (const Read &R : E.Reads) {
+    if (R.Producer >= 0 && Inlined[R.Producer])
+      readsThrough(G, G.Nodes[R.Producer], Inlined, Out);
+    else
+      Out.push_back(&R);
+  }
+}
+
+/// Why the maps reading contraction P's intermediate cannot run on its
+/// accumulators, or "" when they all can: each must be a map of its own
+/// launch that reads it only at P's indices (plain, in any order, over
+/// the same ranges), and read nothing written after P.
+std::string epilogueRefusal(const KernelGraph &G, const Node &P,
+                            const std::vector<bool> &Inlined) {
+  for (unsigned CId : P.Consumers) {
+    const Node &C = G.Nodes[CId];
+    std::string Who = "'" + C.target() + "' (line " + std::to_string(C.Line) + ")";
+    if (C.Class != NodeClass::Map || C.S->Op != ast::AssignOp::Assign)
+      return Who + " is a " + std::string(nodeClassName(C.Class)) +
+             (C.Class == NodeClass::Map ? " that accumulates" : "") + ", not an elementwise map";
+    if (Inlined[CId])
+      return Who + " is computed where it is read";
+    for (const Read &R : C.Reads) {
+      if (R.Producer != static_cast<int>(P.Id))
+        continue;
+      std::vector<std::string> Seen;
+      for (size_t D = 0; D < R.Map.size(); ++D) {
+        const ast::Affine &A = R.Map[D];
+        if (A.Constant != 0 || A.Coeffs.size() != 1 || A.Coeffs.begin()->second != 1)
+          return Who + " reads " + readText(R) + ", not at the contraction's indices";
+        const std::string &I = A.Coeffs.begin()->first;
+        if (llvm::is_contained(Seen, I) || !C.S->Ranges.count(I) ||
+            C.S->Ranges.at(I) != P.S->Ranges.at(P.Domain[D]))
+          return Who + " reads " + readText(R) + ", not at the contraction's indices";
+        Seen.push_back(I);
+      }
+      if (Seen.size() != C.Domain.size())
+        return Who + " reads " + readText(R) + " at fewer indices than it writes";
+    }
+    std::vector<const Read *> Reads;
+    readsThrough(G, C, Inlined, Reads);
+    for (const Read *R : Reads)
+      if (R->Producer > static_cast<int>(P.Id))
+        return Who + " also reads '" + R->Tensor + "', written after the contraction";
+  }
+  return "";
+}
+
 } // namespace
 
 FusionPlan planFusion(const KernelGraph &G, const FusionOptions &O) {
@@ -165,13 +219,43 @@ FusionPlan planFusion(const KernelGraph &G, const FusionOptions &O) {
                                  : ": each reads one value per point of its domain");
       P.Lower.Inlined.insert(Nd.target());
     }
-  // Groups: each node not inlined roots one; an inlined node belongs to
-  // the groups of its readers, through any inlined readers between.
+  // Epilogues: the maps reading a contraction's intermediate join its
+  // launch, computed on the accumulators.
+  std::vector<int> EpilogueOf(N, -1);
+  if (O.Enabled && O.Epilogue)
+    for (const Node &Nd : G.Nodes) {
+      if (Nd.Class != NodeClass::Contraction || !Nd.writesIntermediate() || Nd.Consumers.empty())
+        continue;
+      std::string Why = epilogueRefusal(G, Nd, Inlined);
+      if (!Why.empty()) {
+        P.Why[Nd.Id] = "keeps its result in memory: " + Why;
+        P.Refused[Nd.Id] = true;
+        continue;
+      }
+      std::string Maps;
+      for (unsigned C : Nd.Consumers) {
+        EpilogueOf[C] = static_cast<int>(Nd.Id);
+        P.Lower.Epilogues[Nd.target()].push_back(G.Nodes[C].S);
+        P.Lower.InEpilogue.insert(G.Nodes[C].target());
+        Maps += (Maps.empty() ? "" : ", ") + G.Nodes[C].target();
+        P.Why[C] = "is computed in the launch of the contraction " + Nd.target() +
+                   ", on its accumulators (its epilogue)";
+      }
+      P.Why[Nd.Id] = "runs its epilogue " + Maps + " on the accumulators, and is never stored";
+    }
+  // Groups: each node not inlined roots one, but an epilogue map joins
+  // its contraction's; an inlined node belongs to the groups of its
+  // readers, through any inlined readers between.
   P.GroupOf.assign(N, -1);
   for (const Node &Nd : G.Nodes)
-    if (!Inlined[Nd.Id]) {
+    if (!Inlined[Nd.Id] && EpilogueOf[Nd.Id] < 0) {
       P.GroupOf[Nd.Id] = static_cast<int>(P.Groups.size());
-      P.Groups.push_back({Nd.Id, {}});
+      P.Groups.push_back({Nd.Id, {}, {}});
+    }
+  for (const Node &Nd : G.Nodes)
+    if (EpilogueOf[Nd.Id] >= 0) {
+      P.GroupOf[Nd.Id] = P.GroupOf[EpilogueOf[Nd.Id]];
+      P.Groups[P.GroupOf[Nd.Id]].Epilogue.push_back(Nd.Id);
     }
   for (size_t I = N; I-- > 0;) {
     if (!Inlined[I])
@@ -188,6 +272,8 @@ FusionPlan planFusion(const KernelGraph &G, const FusionOptions &O) {
     Visit(static_cast<unsigned>(I));
     for (unsigned R : Roots) {
       std::vector<unsigned> &In = P.Groups[P.GroupOf[R]].Inlined;
+      if (llvm::is_contained(In, static_cast<unsigned>(I)))
+        continue;
       In.insert(In.begin(), static_cast<unsigned>(I));
     }
     if (Roots.size() == 1)
@@ -239,6 +325,11 @@ void printGraph(const KernelGraph &G, const FusionPlan &P, llvm::raw_ostream &OS
     const Node &R = G.Nodes[Gr.Root];
     OS << "    group " << I << ": node " << Gr.Root << " " << R.target() << " ("
        << nodeClassName(R.Class) << ")";
+    if (!Gr.Epilogue.empty()) {
+      OS << ", its epilogue";
+      for (unsigned E : Gr.Epilogue)
+        OS << " node " << E << " " << G.Nodes[E].target();
+    }
     if (!Gr.Inlined.empty()) {
       OS << ", computing inside it";
       for (unsigned In : Gr.Inlined)

@@ -19,10 +19,20 @@
 //            transpose keeps its launch (tile-transpose stages it through
 //            shared memory).
 //
-// Inlining keeps every rounding: the inlined value is converted to the
-// intermediate's dtype as the store did. Knobs: `fuse = off` lowers every
-// statement on its own, as before this stage; `fuse_inline = off` turns
-// this rule off.
+//   epilogue The maps that read a contraction's intermediate run in the
+//            contraction's launch, on its accumulators (in registers, or
+//            mma fragments), and the intermediate is never stored (no f32
+//            temporary, one launch: bias, activation, residual, casts,
+//            several outputs), when each reads it only at the
+//            contraction's own indices (plain, in any order, over the same
+//            ranges) and reads nothing written after the contraction.
+//            Otherwise the result goes through memory, with a remark.
+//
+// Fusion keeps every rounding: an inlined value is converted to the
+// intermediate's dtype as the store did, and so is the accumulator an
+// epilogue reads. Knobs: `fuse = off` lowers every statement on its own,
+// as before this stage; `fuse_inline = off` and `fuse_epilogue = off` turn
+// one rule off.
 //
 // Test: test/graph/fuse-inline.test, test/graph/graph.test
 //
@@ -42,16 +52,19 @@
 namespace tdsl::graph {
 
 struct FusionOptions {
-  bool Enabled = true; ///< fuse
-  bool Inline = true;  ///< fuse_inline
+  bool Enabled = true;  ///< fuse
+  bool Inline = true;   ///< fuse_inline
+  bool Epilogue = true; ///< fuse_epilogue
 };
 /// The options kernel K's schedule block and then CommandLine pin (the
 /// last value of a key wins; an invalid one is checkSchedule's to report).
 FusionOptions fusionOptions(const ast::Kernel &K, const std::vector<ir::Knob> &CommandLine);
 
-/// One launch: its root node and the nodes computed inside it.
+/// One launch: its root node, the maps computed on its accumulators (a
+/// contraction's epilogue) and the nodes computed inside it (inlined).
 struct Group {
   unsigned Root = 0;
+  std::vector<unsigned> Epilogue;
   std::vector<unsigned> Inlined;
 };
 

@@ -43,6 +43,9 @@ const std::vector<KnobSpec> &knobSpecs() {
       {"fuse_inline", "fuse", "on | off",
        "compute a map that writes an intermediate where it is read, when every reader takes one "
        "value per point of its domain (default on)"},
+      {"fuse_epilogue", "fuse", "on | off",
+       "run the maps that read a contraction's result in its launch, on its accumulators "
+       "(default on)"},
       {"tensor_cores", "tile-mma", "auto | on | off",
        "f16, bf16, tf32() and i8 contractions on tensor cores (mma.sync, sm_80 and newer); off gives the "
        "CUDA-core kernel; on also says (--remarks) why a nest that is no contraction was not "
@@ -453,6 +456,7 @@ std::vector<ScheduleProblem> checkSchedule(const Func &F, int64_t MaxSharedBytes
     R.problem(*K, "expects a multiple of 32 (whole warps)");
   R.onOff("fuse");
   R.onOff("fuse_inline");
+  R.onOff("fuse_epilogue");
   R.ints("unroll", 1, 1, 64, &V);
   R.ints("min_blocks", 1, 1, 32, &V);
   R.ints("items_per_thread", 1, 1, 16, &V);
