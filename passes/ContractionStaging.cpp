@@ -8,7 +8,6 @@ using namespace ir;
 namespace {
 
 Expr c(int64_t V) { return intImm(V); }
-Expr le(Expr A, Expr B) { return binary(BinaryOp::Le, std::move(A), std::move(B)); }
 
 /// Where copy round C of thread tx puts its run of O's tile: (kk, x) of
 /// the run's first element, whose O.Run elements follow along the fast

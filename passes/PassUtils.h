@@ -139,6 +139,9 @@ inline ir::Expr imod(ir::Expr A, ir::Expr B) {
 inline ir::Expr land(ir::Expr A, ir::Expr B) {
   return ir::binary(ir::BinaryOp::And, std::move(A), std::move(B));
 }
+inline ir::Expr le(ir::Expr A, ir::Expr B) {
+  return ir::binary(ir::BinaryOp::Le, std::move(A), std::move(B));
+}
 inline ir::Expr ceilDiv(ir::Expr A, int64_t B) {
   return idiv(ir::add(std::move(A), cInt(B - 1)), cInt(B));
 }

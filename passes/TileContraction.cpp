@@ -18,7 +18,6 @@ using namespace ir;
 namespace {
 
 Expr c(int64_t V) { return intImm(V); }
-Expr le(Expr A, Expr B) { return binary(BinaryOp::Le, std::move(A), std::move(B)); }
 
 class Tiler {
 public:
