@@ -152,9 +152,15 @@ std::string epilogueRefusal(const KernelGraph &G, const Node &P,
              (C.Class == NodeClass::Map ? " that accumulates" : "") + ", not an elementwise map";
     if (Inlined[CId])
       return Who + " is computed where it is read";
+    // One accumulator value per point: every read at the same element.
+    const Read *First = nullptr;
     for (const Read &R : C.Reads) {
       if (R.Producer != static_cast<int>(P.Id))
         continue;
+      if (First && First->Map != R.Map)
+        return Who + " reads " + readText(*First) + " and " + readText(R) +
+               ", two elements of the result at one point";
+      First = &R;
       std::vector<std::string> Seen;
       for (size_t D = 0; D < R.Map.size(); ++D) {
         const ast::Affine &A = R.Map[D];
