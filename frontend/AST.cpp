@@ -63,4 +63,61 @@ Tensor *Kernel::lookup(const std::string &N) const {
   return nullptr;
 }
 
+namespace {
+void factorsOf(const Expr &E, DType Type, std::vector<const Expr *> &Out) {
+  if (E.Kind == ExprKind::Binary) {
+    const auto &B = static_cast<const Binary &>(E);
+    if (B.Op == BinaryOp::Mul && B.OperandType == Type) {
+      factorsOf(*B.LHS, Type, Out);
+      factorsOf(*B.RHS, Type, Out);
+      return;
+    }
+  }
+  Out.push_back(&E);
+}
+} // namespace
+
+void productFactors(const Expr &E, std::vector<const Expr *> &Out) {
+  if (E.Kind == ExprKind::Binary && static_cast<const Binary &>(E).Op == BinaryOp::Mul)
+    return factorsOf(E, static_cast<const Binary &>(E).OperandType, Out);
+  Out.push_back(&E);
+}
+
+bool usesIndex(const Expr &E, const std::vector<std::string> &Names) {
+  auto Has = [&](const std::string &N) {
+    for (const std::string &X : Names)
+      if (X == N)
+        return true;
+    return false;
+  };
+  switch (E.Kind) {
+  case ExprKind::IntLit:
+  case ExprKind::FloatLit: return false;
+  case ExprKind::Name: {
+    const auto &N = static_cast<const Name &>(E);
+    return N.Resolved == NameKind::Index && Has(N.Id);
+  }
+  case ExprKind::Access:
+    for (const Affine &A : static_cast<const Access &>(E).AffineSubs)
+      for (const auto &[Name, C] : A.Coeffs)
+        if (Has(Name))
+          return true;
+    return false;
+  case ExprKind::Unary: return usesIndex(*static_cast<const Unary &>(E).Operand, Names);
+  case ExprKind::Binary:
+    return usesIndex(*static_cast<const Binary &>(E).LHS, Names) ||
+           usesIndex(*static_cast<const Binary &>(E).RHS, Names);
+  case ExprKind::Select: {
+    const auto &S = static_cast<const Select &>(E);
+    return usesIndex(*S.Cond, Names) || usesIndex(*S.Then, Names) || usesIndex(*S.Else, Names);
+  }
+  case ExprKind::Call:
+    for (const ExprPtr &A : static_cast<const Call &>(E).Args)
+      if (usesIndex(*A, Names))
+        return true;
+    return false;
+  }
+  return false;
+}
+
 } // namespace tdsl::ast

@@ -200,6 +200,14 @@ struct Kernel {
   Tensor *lookup(const std::string &Name) const;
 };
 
+/// The factors of E as a product: the operands of a tree of `*` whose
+/// nodes all compute in one type (no conversion between them), left to
+/// right; E itself when it is no product.
+void productFactors(const Expr &E, std::vector<const Expr *> &Out);
+/// Whether E uses any of the index names Names (as a value or in a
+/// subscript).
+bool usesIndex(const Expr &E, const std::vector<std::string> &Names);
+
 struct Module {
   std::string FileName;
   std::vector<std::unique_ptr<Kernel>> Kernels;

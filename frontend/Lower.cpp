@@ -263,8 +263,22 @@ private:
       DType Acc = arithmeticType(T.Type);
       std::string AccName = freshName(T.Name + "_" + accumulatorSuffix(S.Op));
       Expr AccRef = load(Acc, AccName, {intImm(0)});
-      Stmt Update = store(AccName, {intImm(0)},
-                          combine(S.Op, AccRef, lowerAs(Acc, *S.Value)), Line);
+      Expr Term = lowerAs(Acc, *S.Value), Result = AccRef;
+      if (Plan.FactorsOut.count(S.TargetName)) {
+        // The factors without a reduced index multiply the sum once.
+        std::vector<const ast::Expr *> Fs;
+        ast::productFactors(*S.Value, Fs);
+        DType OT = static_cast<const ast::Binary &>(*S.Value).OperandType;
+        Expr In, Out;
+        for (const ast::Expr *F : Fs) {
+          Expr V = lowerAs(OT, *F);
+          Expr &P = ast::usesIndex(*F, S.Reduced) ? In : Out;
+          P = P ? binary(BinaryOp::Mul, P, V) : V;
+        }
+        Term = as(Acc, In);
+        Result = binary(BinaryOp::Mul, AccRef, as(Acc, Out));
+      }
+      Stmt Update = store(AccName, {intImm(0)}, combine(S.Op, AccRef, Term), Line);
       for (auto It = S.Reduced.rbegin(); It != S.Reduced.rend(); ++It)
         Update = forLoop(*It, intImm(0), affineToIR(S.Ranges.at(*It)), ForKind::Serial,
                          Update, Line);
@@ -277,9 +291,9 @@ private:
                                 Update};
       auto Epi = Plan.Epilogues.find(S.TargetName);
       if (Epi != Plan.Epilogues.end())
-        llvm::append_range(Body, epilogueStores(S, Epi->second, AccRef));
+        llvm::append_range(Body, epilogueStores(S, Epi->second, Result));
       else
-        Body.push_back(store(T.Name, storageIndices(T, LhsIdx), cast(T.Type, AccRef), Line));
+        Body.push_back(store(T.Name, storageIndices(T, LhsIdx), cast(T.Type, Result), Line));
       Inner = allocate(std::move(AccBuf), block(std::move(Body)), Line);
     }
     for (auto It = S.Indices.rbegin(); It != S.Indices.rend(); ++It)

@@ -42,6 +42,10 @@ struct LowerPlan {
   /// leaves its own place.
   std::map<std::string, std::vector<const ast::Stmt *>> Epilogues;
   std::set<std::string> InEpilogue; ///< the targets of those maps
+  /// Contractions whose product has factors free of the reduced indices
+  /// (alpha * A[m, k] * B[k, n]): the sum runs over the other factors and
+  /// its result is multiplied by those once per output.
+  std::set<std::string> FactorsOut;
 };
 
 /// Lowers one checked kernel. SourceLines maps AST locations to .tdsl lines

@@ -19,6 +19,8 @@ FusionOptions fusionOptions(const ast::Kernel &K, const std::vector<ir::Knob> &C
       O.Inline = Word == "on";
     else if (Key == "fuse_epilogue")
       O.Epilogue = Word == "on";
+    else if (Key == "fuse_factor")
+      O.Factor = Word == "on";
   };
   if (K.Sched)
     for (const ast::ScheduleEntry &E : K.Sched->Entries)
@@ -225,6 +227,28 @@ FusionPlan planFusion(const KernelGraph &G, const FusionOptions &O) {
                                  : ": each reads one value per point of its domain");
       P.Lower.Inlined.insert(Nd.target());
     }
+  // Factors out of the sum: alpha * A[m, k] * B[k, n] sums A * B and
+  // multiplies by alpha once per output, so the tile passes see a plain
+  // product of two operands.
+  if (O.Enabled && O.Factor)
+    for (const Node &Nd : G.Nodes) {
+      if (Nd.Class != NodeClass::Contraction)
+        continue;
+      std::vector<const ast::Expr *> Fs;
+      ast::productFactors(*Nd.S->Value, Fs);
+      unsigned Bound = 0;
+      for (const ast::Expr *F : Fs)
+        Bound += ast::usesIndex(*F, Nd.Reduced);
+      if (Bound == Fs.size() || Bound < 2)
+        continue;
+      std::string Red;
+      for (const std::string &R : Nd.Reduced)
+        Red += (Red.empty() ? "" : ", ") + R;
+      P.Lower.FactorsOut.insert(Nd.target());
+      P.Why[Nd.Id] = "sums the product of its " + std::to_string(Bound) + " factors that use " +
+                     Red + ", and multiplies the sum by the " +
+                     std::to_string(Fs.size() - Bound) + " others once per output";
+    }
   // Epilogues: the maps reading a contraction's intermediate join its
   // launch, computed on the accumulators.
   std::vector<int> EpilogueOf(N, -1);
@@ -234,7 +258,8 @@ FusionPlan planFusion(const KernelGraph &G, const FusionOptions &O) {
         continue;
       std::string Why = epilogueRefusal(G, Nd, Inlined);
       if (!Why.empty()) {
-        P.Why[Nd.Id] = "keeps its result in memory: " + Why;
+        P.Why[Nd.Id] = (P.Why[Nd.Id].empty() ? "" : P.Why[Nd.Id] + "; ") +
+                       "keeps its result in memory: " + Why;
         P.Refused[Nd.Id] = true;
         continue;
       }
@@ -247,7 +272,8 @@ FusionPlan planFusion(const KernelGraph &G, const FusionOptions &O) {
         P.Why[C] = "is computed in the launch of the contraction " + Nd.target() +
                    ", on its accumulators (its epilogue)";
       }
-      P.Why[Nd.Id] = "runs its epilogue " + Maps + " on the accumulators, and is never stored";
+      P.Why[Nd.Id] = (P.Why[Nd.Id].empty() ? "" : P.Why[Nd.Id] + "; ") + "runs its epilogue " +
+                     Maps + " on the accumulators, and is never stored";
     }
   // Groups: each node not inlined roots one, but an epilogue map joins
   // its contraction's; an inlined node belongs to the groups of its

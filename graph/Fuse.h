@@ -28,6 +28,13 @@
 //            ranges) and reads nothing written after the contraction.
 //            Otherwise the result goes through memory, with a remark.
 //
+//   factor   A contraction's factors free of the reduced indices (alpha in
+//            alpha * A[m, k] * B[k, n]) multiply its sum once per output,
+//            in the epilogue, so the tile passes see a product of two
+//            operands (a prologue rule). The sum's rounding changes with
+//            its order, within the dtype's tolerance; on small integers it
+//            is exact.
+//
 // Fusion keeps every rounding: an inlined value is converted to the
 // intermediate's dtype as the store did, and so is the accumulator an
 // epilogue reads. Knobs: `fuse = off` lowers every statement on its own,
@@ -55,6 +62,7 @@ struct FusionOptions {
   bool Enabled = true;  ///< fuse
   bool Inline = true;   ///< fuse_inline
   bool Epilogue = true; ///< fuse_epilogue
+  bool Factor = true;   ///< fuse_factor
 };
 /// The options kernel K's schedule block and then CommandLine pin (the
 /// last value of a key wins; an invalid one is checkSchedule's to report).

@@ -46,6 +46,9 @@ const std::vector<KnobSpec> &knobSpecs() {
       {"fuse_epilogue", "fuse", "on | off",
        "run the maps that read a contraction's result in its launch, on its accumulators "
        "(default on)"},
+      {"fuse_factor", "fuse", "on | off",
+       "multiply a contraction's sum by its factors free of the reduced indices once per output "
+       "(alpha * A * B), so it tiles like a plain GEMM (default on)"},
       {"tensor_cores", "tile-mma", "auto | on | off",
        "f16, bf16, tf32() and i8 contractions on tensor cores (mma.sync, sm_80 and newer); off gives the "
        "CUDA-core kernel; on also says (--remarks) why a nest that is no contraction was not "
@@ -457,6 +460,7 @@ std::vector<ScheduleProblem> checkSchedule(const Func &F, int64_t MaxSharedBytes
   R.onOff("fuse");
   R.onOff("fuse_inline");
   R.onOff("fuse_epilogue");
+  R.onOff("fuse_factor");
   R.ints("unroll", 1, 1, 64, &V);
   R.ints("min_blocks", 1, 1, 32, &V);
   R.ints("items_per_thread", 1, 1, 16, &V);
