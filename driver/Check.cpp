@@ -383,8 +383,7 @@ bool runCheck(const ast::Module &M, const CheckOptions &Opts, llvm::raw_ostream 
     // unfused kernel's.
     LowerPlan Plan;
     if (Opts.Fuse)
-      Plan = graph::planFusion(graph::buildGraph(K, Opts.LineOf), graph::fusionOptions(K, Opts.Knobs))
-                 .Lower;
+      Plan = graph::planKernel(K, Opts.LineOf, Opts.Knobs);
     KM.Funcs.push_back(lowerKernel(K, Opts.LineOf, Plan));
     llvm::append_range(KM.Funcs.front().Schedule, Opts.Knobs);
     std::map<std::string, ir::TensorData> NaiveOutputs;

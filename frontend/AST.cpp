@@ -1,6 +1,8 @@
 //===- AST.cpp - Affine forms and kernel lookups --------------------------===//
 #include "frontend/AST.h"
 
+#include <algorithm>
+
 namespace tdsl::ast {
 
 Affine Affine::operator+(const Affine &O) const {
@@ -83,41 +85,51 @@ void productFactors(const Expr &E, std::vector<const Expr *> &Out) {
   Out.push_back(&E);
 }
 
-bool usesIndex(const Expr &E, const std::vector<std::string> &Names) {
-  auto Has = [&](const std::string &N) {
-    for (const std::string &X : Names)
-      if (X == N)
-        return true;
-    return false;
-  };
+void forEachExpr(const Expr &E, const std::function<void(const Expr &)> &Fn) {
+  Fn(E);
   switch (E.Kind) {
   case ExprKind::IntLit:
-  case ExprKind::FloatLit: return false;
-  case ExprKind::Name: {
-    const auto &N = static_cast<const Name &>(E);
-    return N.Resolved == NameKind::Index && Has(N.Id);
-  }
+  case ExprKind::FloatLit:
+  case ExprKind::Name: return;
   case ExprKind::Access:
-    for (const Affine &A : static_cast<const Access &>(E).AffineSubs)
-      for (const auto &[Name, C] : A.Coeffs)
-        if (Has(Name))
-          return true;
-    return false;
-  case ExprKind::Unary: return usesIndex(*static_cast<const Unary &>(E).Operand, Names);
+    for (const ExprPtr &S : static_cast<const Access &>(E).Subscripts)
+      forEachExpr(*S, Fn);
+    return;
+  case ExprKind::Unary: forEachExpr(*static_cast<const Unary &>(E).Operand, Fn); return;
   case ExprKind::Binary:
-    return usesIndex(*static_cast<const Binary &>(E).LHS, Names) ||
-           usesIndex(*static_cast<const Binary &>(E).RHS, Names);
+    forEachExpr(*static_cast<const Binary &>(E).LHS, Fn);
+    forEachExpr(*static_cast<const Binary &>(E).RHS, Fn);
+    return;
   case ExprKind::Select: {
     const auto &S = static_cast<const Select &>(E);
-    return usesIndex(*S.Cond, Names) || usesIndex(*S.Then, Names) || usesIndex(*S.Else, Names);
+    forEachExpr(*S.Cond, Fn);
+    forEachExpr(*S.Then, Fn);
+    forEachExpr(*S.Else, Fn);
+    return;
   }
   case ExprKind::Call:
     for (const ExprPtr &A : static_cast<const Call &>(E).Args)
-      if (usesIndex(*A, Names))
-        return true;
-    return false;
+      forEachExpr(*A, Fn);
+    return;
   }
-  return false;
+}
+
+bool usesIndex(const Expr &E, const std::vector<std::string> &Names) {
+  auto Has = [&](const std::string &N) {
+    return std::find(Names.begin(), Names.end(), N) != Names.end();
+  };
+  bool Found = false;
+  forEachExpr(E, [&](const Expr &X) {
+    if (X.Kind == ExprKind::Name) {
+      const auto &N = static_cast<const Name &>(X);
+      Found |= N.Resolved == NameKind::Index && Has(N.Id);
+    } else if (X.Kind == ExprKind::Access) {
+      for (const Affine &A : static_cast<const Access &>(X).AffineSubs)
+        for (const auto &[Name, C] : A.Coeffs)
+          Found |= Has(Name);
+    }
+  });
+  return Found;
 }
 
 } // namespace tdsl::ast

@@ -13,6 +13,7 @@
 #include "llvm/Support/SMLoc.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -204,6 +205,9 @@ struct Kernel {
 /// nodes all compute in one type (no conversion between them), left to
 /// right; E itself when it is no product.
 void productFactors(const Expr &E, std::vector<const Expr *> &Out);
+/// Calls Fn on E and on every expression inside it, outermost first, left
+/// to right (subscripts of an access included).
+void forEachExpr(const Expr &E, const std::function<void(const Expr &)> &Fn);
 /// Whether E uses any of the index names Names (as a value or in a
 /// subscript).
 bool usesIndex(const Expr &E, const std::vector<std::string> &Names);

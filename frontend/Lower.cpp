@@ -5,7 +5,6 @@
 
 #include "llvm/ADT/STLExtras.h"
 
-#include <functional>
 #include <limits>
 #include <set>
 
@@ -209,30 +208,14 @@ private:
       Expr V = lowerAs(T.Type, *C->Value);
       // The map's index that reads S's d-th index becomes that index.
       std::map<std::string, std::string> Rename;
-      std::function<void(const ast::Expr &)> Find = [&](const ast::Expr &E) {
-        if (E.Kind == ast::ExprKind::Access) {
-          const auto &A = static_cast<const ast::Access &>(E);
-          if (A.Target == S.Target)
-            for (size_t D = 0; D < A.AffineSubs.size(); ++D)
-              Rename[A.AffineSubs[D].Coeffs.begin()->first] = S.Indices[D];
-          for (const auto &Sub : A.Subscripts)
-            Find(*Sub);
-        } else if (E.Kind == ast::ExprKind::Unary) {
-          Find(*static_cast<const ast::Unary &>(E).Operand);
-        } else if (E.Kind == ast::ExprKind::Binary) {
-          Find(*static_cast<const ast::Binary &>(E).LHS);
-          Find(*static_cast<const ast::Binary &>(E).RHS);
-        } else if (E.Kind == ast::ExprKind::Select) {
-          const auto &Sel = static_cast<const ast::Select &>(E);
-          Find(*Sel.Cond);
-          Find(*Sel.Then);
-          Find(*Sel.Else);
-        } else if (E.Kind == ast::ExprKind::Call) {
-          for (const auto &A : static_cast<const ast::Call &>(E).Args)
-            Find(*A);
-        }
-      };
-      Find(*C->Value);
+      ast::forEachExpr(*C->Value, [&](const ast::Expr &E) {
+        if (E.Kind != ast::ExprKind::Access)
+          return;
+        const auto &A = static_cast<const ast::Access &>(E);
+        if (A.Target == S.Target)
+          for (size_t D = 0; D < A.AffineSubs.size(); ++D)
+            Rename[A.AffineSubs[D].Coeffs.begin()->first] = S.Indices[D];
+      });
       std::vector<Expr> Idx;
       std::vector<std::pair<std::string, std::string>> Fresh;
       for (const std::string &I : C->Indices) {

@@ -322,9 +322,13 @@ std::vector<LowerPlan> planModule(const ast::Module &M,
                                   const std::vector<ir::Knob> &CommandLine) {
   std::vector<LowerPlan> Plans;
   for (const auto &K : M.Kernels)
-    Plans.push_back(
-        planFusion(buildGraph(*K, LineOf), fusionOptions(*K, CommandLine)).Lower);
+    Plans.push_back(planKernel(*K, LineOf, CommandLine));
   return Plans;
+}
+
+LowerPlan planKernel(const ast::Kernel &K, const std::function<unsigned(llvm::SMLoc)> &LineOf,
+                     const std::vector<ir::Knob> &CommandLine) {
+  return planFusion(buildGraph(K, LineOf), fusionOptions(K, CommandLine)).Lower;
 }
 
 void printGraph(const KernelGraph &G, const FusionPlan &P, llvm::raw_ostream &OS) {

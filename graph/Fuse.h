@@ -87,7 +87,12 @@ struct FusionPlan {
 /// The groups of G under O; a remark (pass "fuse") at each decision.
 FusionPlan planFusion(const KernelGraph &G, const FusionOptions &O);
 
-/// The lowering plan of each kernel of M, in order (their remarks too).
+/// The lowering plan of kernel K under its knobs and CommandLine (its
+/// remarks too).
+LowerPlan planKernel(const ast::Kernel &K, const std::function<unsigned(llvm::SMLoc)> &LineOf,
+                     const std::vector<ir::Knob> &CommandLine);
+
+/// The lowering plan of each kernel of M, in order.
 std::vector<LowerPlan> planModule(const ast::Module &M,
                                   const std::function<unsigned(llvm::SMLoc)> &LineOf,
                                   const std::vector<ir::Knob> &CommandLine);

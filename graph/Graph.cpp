@@ -33,39 +33,13 @@ namespace {
 
 /// Every tensor read in E, in evaluation order.
 void collectReads(const Expr &E, std::vector<Read> &Out) {
-  switch (E.Kind) {
-  case ExprKind::IntLit:
-  case ExprKind::FloatLit: return;
-  case ExprKind::Name: {
-    const auto &N = static_cast<const Name &>(E);
-    if (N.Resolved == NameKind::Tensor)
-      Out.push_back({N.Id, {}, -1});
-    return;
-  }
-  case ExprKind::Access: {
-    const auto &A = static_cast<const Access &>(E);
-    Out.push_back({A.TensorName, A.AffineSubs, -1});
-    return;
-  }
-  case ExprKind::Unary: collectReads(*static_cast<const Unary &>(E).Operand, Out); return;
-  case ExprKind::Binary: {
-    const auto &B = static_cast<const Binary &>(E);
-    collectReads(*B.LHS, Out);
-    collectReads(*B.RHS, Out);
-    return;
-  }
-  case ExprKind::Select: {
-    const auto &S = static_cast<const Select &>(E);
-    collectReads(*S.Cond, Out);
-    collectReads(*S.Then, Out);
-    collectReads(*S.Else, Out);
-    return;
-  }
-  case ExprKind::Call:
-    for (const ExprPtr &A : static_cast<const Call &>(E).Args)
-      collectReads(*A, Out);
-    return;
-  }
+  forEachExpr(E, [&](const Expr &X) {
+    if (X.Kind == ExprKind::Name && static_cast<const Name &>(X).Resolved == NameKind::Tensor)
+      Out.push_back({static_cast<const Name &>(X).Id, {}, -1});
+    else if (X.Kind == ExprKind::Access)
+      Out.push_back({static_cast<const Access &>(X).TensorName,
+                     static_cast<const Access &>(X).AffineSubs, -1});
+  });
 }
 
 /// The factors of a product, through casts: f32(A[m, k]) * f32(B[k, n]).
