@@ -41,7 +41,17 @@
 // as before this stage; `fuse_inline = off` and `fuse_epilogue = off` turn
 // one rule off.
 //
-// Test: test/graph/fuse-inline.test, test/graph/graph.test
+// Requires: a checked kernel (sema has filled every field) and its graph.
+// Ensures: a plan under which lowering computes what the unfused kernel
+//   computes, every rounding kept (the factor rule reorders a sum: within
+//   the dtype's tolerance, exact on small integers); fewer launches and
+//   intermediates; a reason per decision, as a remark.
+// Why here: between sema and lowering, where statements are still whole
+//   (domains, reductions, affine reads) and each group can still become
+//   one launch; the loop-IR passes then see fused nests of a known class.
+//
+// Test: test/graph/fuse-inline.test, test/graph/fuse-epilogue.test,
+//   test/graph/fuse-factor.test, test/graph/graph.test
 //
 //===----------------------------------------------------------------------===//
 #ifndef TDSL_GRAPH_FUSE_H
