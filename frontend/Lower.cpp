@@ -82,6 +82,9 @@ public:
     for (const auto &S : K.Body)
       for (const auto &[Index, Range] : S->Ranges)
         Used.insert(Index);
+    for (const LowerPlan::RowChain &C : Plan.RowChains)
+      for (const ast::Stmt *M : C.Members)
+        ChainOf[M] = &C;
   }
 
   Func run() {
@@ -128,6 +131,27 @@ private:
   /// accumulator value that stands for it.
   const ast::Tensor *EpilogueOf = nullptr;
   Expr EpilogueValue;
+  /// The row chain of each statement in one, and while a chain is lowered
+  /// its intermediates held per row.
+  std::map<const ast::Stmt *, const LowerPlan::RowChain *> ChainOf;
+  const std::set<std::string> *RowLocal = nullptr;
+  /// While a chain is lowered: its outputs per row and the register that
+  /// holds each for the statements after it.
+  std::map<std::string, std::string> RowCopy;
+
+  /// Each store to an output per row also sets its copy in a register.
+  struct CopyStores : IRMutator {
+    const std::map<std::string, std::string> &Copy;
+    explicit CopyStores(const std::map<std::string, std::string> &C) : Copy(C) {}
+    Stmt visitStore(const StoreNode &N, const Stmt &S) override {
+      auto It = Copy.find(N.Buffer);
+      if (It == Copy.end())
+        return S;
+      Expr Held = load(N.Value->Type, It->second, {intImm(0)});
+      return block({store(It->second, {intImm(0)}, N.Value, S->SrcLine),
+                    store(N.Buffer, N.Indices, Held, S->SrcLine)});
+    }
+  };
 
   Buffer intermediateBuffer(const ast::Tensor &T) const {
     Buffer B;
@@ -156,7 +180,7 @@ private:
   }
 
   std::vector<Expr> storageIndices(const ast::Tensor &T, std::vector<Expr> Idx) {
-    if (isScalarTemp(T))
+    if (isScalarTemp(T) || (RowLocal && RowLocal->count(T.Name)))
       return {intImm(0)};
     return Idx;
   }
@@ -170,6 +194,25 @@ private:
       const ast::Stmt &S = *K.Body[I];
       if (S.Target && (inlined(*S.Target) || Plan.InEpilogue.count(S.Target->Name)))
         continue; // computed where it is read, or in a contraction's nest
+      if (auto Chain = ChainOf.find(&S); Chain != ChainOf.end()) {
+        if (Chain->second->Members.front() != &S)
+          continue;
+        // The values per row live inside the chain's nest; an intermediate
+        // per element is stored, for the statements after the chain.
+        Stmts.push_back(lowerChain(*Chain->second));
+        std::vector<const ast::Tensor *> Temps;
+        for (const ast::Stmt *M : Chain->second->Members)
+          if (M->Target->Role == ast::TensorRole::Intermediate &&
+              !Chain->second->RowLocal.count(M->TargetName))
+            Temps.push_back(M->Target);
+        if (Temps.empty())
+          continue;
+        Stmt Body = block({Stmts.back(), lowerFrom(I + 1)});
+        for (auto It = Temps.rbegin(); It != Temps.rend(); ++It)
+          Body = allocate(intermediateBuffer(**It), Body, LineOf(S.Loc));
+        Stmts.back() = Body;
+        return block(std::move(Stmts));
+      }
       Stmts.push_back(lowerStmt(S));
       std::vector<const ast::Tensor *> Written;
       auto Epi = Plan.Epilogues.find(S.TargetName);
@@ -192,6 +235,66 @@ private:
       }
     }
     return block(std::move(Stmts));
+  }
+
+  /// Row chain C as one nest over its first statement's rows: each
+  /// statement as lowered alone, its row loops gone and its row indices
+  /// renamed to the first one's, inside one-element registers for the
+  /// values held per row.
+  Stmt lowerChain(const LowerPlan::RowChain &C) {
+    const ast::Stmt &First = *C.Members.front();
+    unsigned Line = LineOf(First.Loc);
+    size_t Rows = First.Indices.size();
+    RowLocal = &C.RowLocal;
+    RowCopy.clear();
+    std::vector<const ast::Stmt *> Copied;
+    for (const ast::Stmt *M : C.Members)
+      if (C.HeldOutputs.count(M->TargetName)) {
+        RowCopy[M->TargetName] = freshName(M->TargetName + "_row");
+        Copied.push_back(M);
+      }
+    std::vector<Stmt> Body;
+    for (const ast::Stmt *M : C.Members) {
+      Stmt L = CopyStores(RowCopy).mutate(lowerStmt(*M));
+      for (size_t D = 0; D < Rows; ++D)
+        L = static_cast<const ForNode &>(*L).Body;
+      // Through fresh names first: a column index may be called as one of
+      // the first statement's rows.
+      std::vector<std::string> Fresh;
+      for (size_t D = 0; D < Rows; ++D) {
+        Fresh.push_back(freshName(M->Indices[D] + "_row"));
+        L = substitute(L, M->Indices[D], var(Fresh.back()));
+      }
+      for (size_t D = 0; D < Rows; ++D)
+        L = substitute(L, Fresh[D], var(First.Indices[D]));
+      Body.push_back(L);
+    }
+    RowLocal = nullptr;
+    Stmt Nest = block(std::move(Body));
+    for (auto It = Copied.rbegin(); It != Copied.rend(); ++It) {
+      Buffer B;
+      B.Name = RowCopy.at((*It)->TargetName);
+      B.Type = (*It)->Target->Type;
+      B.Scope = MemScope::Register;
+      B.Shape = {intImm(1)};
+      Nest = allocate(std::move(B), Nest, LineOf((*It)->Loc));
+    }
+    RowCopy.clear();
+    for (auto It = C.Members.rbegin(); It != C.Members.rend(); ++It) {
+      const ast::Tensor &T = *(*It)->Target;
+      if (!C.RowLocal.count(T.Name))
+        continue;
+      Buffer B;
+      B.Name = T.Name;
+      B.Type = T.Type;
+      B.Scope = MemScope::Register;
+      B.Shape = {intImm(1)};
+      Nest = allocate(std::move(B), Nest, LineOf((*It)->Loc));
+    }
+    for (size_t D = Rows; D-- > 0;)
+      Nest = forLoop(First.Indices[D], intImm(0), affineToIR(First.Ranges.at(First.Indices[D])),
+                     ForKind::Serial, Nest, Line);
+    return Nest;
   }
 
   /// The stores of the epilogue maps of contraction S, from its
@@ -304,6 +407,8 @@ private:
         V = substitute(V, Fresh[I], Idx[I]);
       return V;
     }
+    if (auto Copy = RowCopy.find(T.Name); Copy != RowCopy.end())
+      return load(T.Type, Copy->second, {intImm(0)}); // an output of the row chain, held
     if (T.Role != ast::TensorRole::Intermediate && T.Shape.empty())
       return load(T.Type, T.Name, {});
     return load(T.Type, T.Name, storageIndices(T, std::move(Idx)));

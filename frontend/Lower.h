@@ -46,6 +46,18 @@ struct LowerPlan {
   /// (alpha * A[m, k] * B[k, n]): the sum runs over the other factors and
   /// its result is multiplied by those once per output.
   std::set<std::string> FactorsOut;
+  /// Row chains (graph/RowChain.h): statements over the same rows lowered
+  /// as one nest over the rows, the first one's indices, each statement's
+  /// row loops gone. RowLocal, the intermediates only the chain reads, are
+  /// one-element registers inside the row loops, read and written at [0];
+  /// HeldOutputs, outputs per row that later members read, are stored and
+  /// also held in such a register, which those reads take.
+  struct RowChain {
+    std::vector<const ast::Stmt *> Members;
+    std::set<std::string> RowLocal;
+    std::set<std::string> HeldOutputs;
+  };
+  std::vector<RowChain> RowChains;
 };
 
 /// Lowers one checked kernel. SourceLines maps AST locations to .tdsl lines

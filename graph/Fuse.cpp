@@ -1,5 +1,6 @@
 //===- Fuse.cpp - Which statements of a kernel graph share a launch -------===//
 #include "graph/Fuse.h"
+#include "graph/RowChain.h"
 #include "passes/PassUtils.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -21,6 +22,8 @@ FusionOptions fusionOptions(const ast::Kernel &K, const std::vector<ir::Knob> &C
       O.Epilogue = Word == "on";
     else if (Key == "fuse_factor")
       O.Factor = Word == "on";
+    else if (Key == "fuse_rows")
+      O.Rows = Word == "on";
   };
   if (K.Sched)
     for (const ast::ScheduleEntry &E : K.Sched->Entries)
@@ -275,14 +278,37 @@ FusionPlan planFusion(const KernelGraph &G, const FusionOptions &O) {
       P.Why[Nd.Id] = (P.Why[Nd.Id].empty() ? "" : P.Why[Nd.Id] + "; ") + "runs its epilogue " +
                      Maps + " on the accumulators, and is never stored";
     }
-  // Groups: each node not inlined roots one, but an epilogue map joins
-  // its contraction's; an inlined node belongs to the groups of its
-  // readers, through any inlined readers between.
-  P.GroupOf.assign(N, -1);
+  // Row chains: consecutive launches over the same rows become one.
+  std::vector<unsigned> Roots;
   for (const Node &Nd : G.Nodes)
-    if (!Inlined[Nd.Id] && EpilogueOf[Nd.Id] < 0) {
-      P.GroupOf[Nd.Id] = static_cast<int>(P.Groups.size());
-      P.Groups.push_back({Nd.Id, {}, {}});
+    if (!Inlined[Nd.Id] && EpilogueOf[Nd.Id] < 0)
+      Roots.push_back(Nd.Id);
+  std::vector<int> ChainOf(N, -1);
+  std::vector<RowChainNodes> Chains;
+  if (O.Enabled && O.Rows)
+    Chains = findRowChains(G, Roots, Inlined, P.Why, P.Refused);
+  for (const RowChainNodes &C : Chains) {
+    LowerPlan::RowChain LC;
+    for (unsigned M : C.Members) {
+      LC.Members.push_back(G.Nodes[M].S);
+      ChainOf[M] = static_cast<int>(C.Members.front());
+    }
+    LC.RowLocal.insert(C.RowLocal.begin(), C.RowLocal.end());
+    LC.HeldOutputs.insert(C.HeldOutputs.begin(), C.HeldOutputs.end());
+    P.Lower.RowChains.push_back(std::move(LC));
+  }
+  // Groups: each node not inlined roots one, but an epilogue map joins
+  // its contraction's and a chain member its chain's; an inlined node
+  // belongs to the groups of its readers, through any inlined readers
+  // between.
+  P.GroupOf.assign(N, -1);
+  for (unsigned Id : Roots)
+    if (ChainOf[Id] < 0 || ChainOf[Id] == static_cast<int>(Id)) {
+      P.GroupOf[Id] = static_cast<int>(P.Groups.size());
+      P.Groups.push_back({Id, {}, {}, {}});
+    } else {
+      P.GroupOf[Id] = P.GroupOf[ChainOf[Id]];
+      P.Groups[P.GroupOf[Id]].Chain.push_back(Id);
     }
   for (const Node &Nd : G.Nodes)
     if (EpilogueOf[Nd.Id] >= 0) {
@@ -365,6 +391,11 @@ void printGraph(const KernelGraph &G, const FusionPlan &P, llvm::raw_ostream &OS
       OS << ", its epilogue";
       for (unsigned E : Gr.Epilogue)
         OS << " node " << E << " " << G.Nodes[E].target();
+    }
+    if (!Gr.Chain.empty()) {
+      OS << ", its row chain";
+      for (unsigned C : Gr.Chain)
+        OS << " node " << C << " " << G.Nodes[C].target();
     }
     if (!Gr.Inlined.empty()) {
       OS << ", computing inside it";

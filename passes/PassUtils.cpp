@@ -436,6 +436,18 @@ Buffer tempBuffer(const std::string &Name, DType T, std::vector<Expr> Shape, Mem
 
 Expr zeroOf(DType T) { return isFloat(T) ? floatImm(0.0, T) : intImm(0, T); }
 
+bool isReductionOp(BinaryOp Op) {
+  return Op == BinaryOp::Add || Op == BinaryOp::Mul || Op == BinaryOp::Max || Op == BinaryOp::Min;
+}
+
+bool isIdempotent(BinaryOp Op) { return Op == BinaryOp::Max || Op == BinaryOp::Min; }
+
+Expr identityOf(BinaryOp Op, DType T) {
+  if (Op == BinaryOp::Add)
+    return zeroOf(T);
+  return isFloat(T) ? floatImm(1.0, T) : intImm(1, T);
+}
+
 namespace {
 std::function<void(const Remark &)> &remarkHandler() {
   static std::function<void(const Remark &)> Handler;

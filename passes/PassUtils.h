@@ -157,6 +157,15 @@ ir::Buffer tempBuffer(const std::string &Name, DType T, std::vector<ir::Expr> Sh
 /// A zero of type T (false for bool).
 ir::Expr zeroOf(DType T);
 
+/// Combining threads' partials reassociates Op, so only the four
+/// associative and commutative ones spread a reduction over threads.
+bool isReductionOp(ir::BinaryOp Op);
+/// x Op x == x: folding a value in twice (init in every thread's partial,
+/// a repeated warp total) leaves the result alone (max, min).
+bool isIdempotent(ir::BinaryOp Op);
+/// The value x with x Op y == y for every y, for + and * (0 and 1).
+ir::Expr identityOf(ir::BinaryOp Op, DType T);
+
 /// What a pass says about a statement: that it took it (and how), or why
 /// it declined it. Line is the statement's .tdsl line (0: none).
 struct Remark {

@@ -4,6 +4,7 @@
 #include "passes/MapToGPU.h"
 #include "passes/PadShared.h"
 #include "passes/ReduceRows.h"
+#include "passes/RowChain.h"
 #include "passes/Simplify.h"
 #include "passes/TileContraction.h"
 #include "passes/TileMma.h"
@@ -27,7 +28,12 @@ const std::vector<PassInfo> &allPasses() {
       {"tile-contraction",
        "block/thread/register tiles for contractions, operands staged in shared memory",
        tileContraction},
-      // Row reductions along the contiguous dimension (softmax, layernorm):
+      // Row chains (softmax, layernorm as the fusion stage left them): a
+      // block per row for every phase; before reduce-rows, which would
+      // decline the chain, and after the contraction passes.
+      {"row-chain", "one block per row for a chain of row reductions and maps, the row read once",
+       rowChain},
+      // Row reductions along the contiguous dimension (a lone row sum):
       // after tile-contraction, which takes the contractions it would also
       // match (Q . K^T), and before map-to-gpu, whose thread per row strides.
       {"reduce-rows", "one warp or one block per row of a row reduction, shuffle butterflies",

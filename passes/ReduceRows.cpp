@@ -35,24 +35,6 @@ bool isAccElement(const std::string &Buffer, const std::vector<Expr> &Indices,
   return Buffer == Acc && Indices.size() == 1 && asConstInt(Indices[0]) == 0;
 }
 
-/// Combining the lanes' partials reassociates OP, so only the four
-/// associative and commutative ones qualify.
-bool isReductionOp(BinaryOp Op) {
-  return Op == BinaryOp::Add || Op == BinaryOp::Mul || Op == BinaryOp::Max || Op == BinaryOp::Min;
-}
-
-/// x OP x == x: folding a value in twice (init in every thread's partial,
-/// a repeated warp total) leaves the result alone.
-bool isIdempotent(BinaryOp Op) { return Op == BinaryOp::Max || Op == BinaryOp::Min; }
-
-/// The value x with x OP y == y for every y, for the ops whose result
-/// changes when a lane folds in init a second time (+ and *).
-Expr identityOf(BinaryOp Op, DType T) {
-  if (Op == BinaryOp::Add)
-    return zeroOf(T);
-  return isFloat(T) ? floatImm(1.0, T) : intImm(1, T);
-}
-
 /// Why lanes striding C would not read E's operands faster than one thread
 /// per output does, or "" when they would. Lanes own interleaved C, so a
 /// load coalesces only where C is its contiguous (last) index; a load

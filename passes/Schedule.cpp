@@ -49,6 +49,9 @@ const std::vector<KnobSpec> &knobSpecs() {
       {"fuse_factor", "fuse", "on | off",
        "multiply a contraction's sum by its factors free of the reduced indices once per output "
        "(alpha * A * B), so it tiles like a plain GEMM (default on)"},
+      {"fuse_rows", "fuse", "on | off",
+       "one launch for a row reduction and the reductions and maps over the same rows after it "
+       "(softmax, layernorm), the values per row held in registers (default on)"},
       {"tensor_cores", "tile-mma", "auto | on | off",
        "f16, bf16, tf32() and i8 contractions on tensor cores (mma.sync, sm_80 and newer); off gives the "
        "CUDA-core kernel; on also says (--remarks) why a nest that is no contraction was not "
@@ -461,6 +464,7 @@ std::vector<ScheduleProblem> checkSchedule(const Func &F, int64_t MaxSharedBytes
   R.onOff("fuse_inline");
   R.onOff("fuse_epilogue");
   R.onOff("fuse_factor");
+  R.onOff("fuse_rows");
   R.ints("unroll", 1, 1, 64, &V);
   R.ints("min_blocks", 1, 1, 32, &V);
   R.ints("items_per_thread", 1, 1, 16, &V);

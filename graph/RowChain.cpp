@@ -1,0 +1,246 @@
+//===- RowChain.cpp - Row reductions and the maps over their rows ---------===//
+#include "graph/RowChain.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <map>
+#include <optional>
+
+namespace tdsl::graph {
+
+namespace {
+
+using Sub = std::map<std::string, ast::Affine>;
+
+/// A with each index that Map names replaced by its form there.
+ast::Affine compose(const ast::Affine &A, const Sub &Map) {
+  ast::Affine Out = ast::Affine::constant(A.Constant);
+  for (const auto &[I, K] : A.Coeffs) {
+    auto It = Map.find(I);
+    Out = Out + (It == Map.end() ? ast::Affine::symbol(I) : It->second).scaled(K);
+  }
+  return Out;
+}
+
+/// A read of node E's value, through the inlined maps it reads: the tensor
+/// read and its subscripts as affine forms of E's indices.
+struct FlatRead {
+  const Read *R;
+  std::vector<ast::Affine> Map;
+};
+
+void flatReads(const KernelGraph &G, const Node &E, const std::vector<bool> &Inlined,
+               const Sub &Map, std::vector<FlatRead> &Out) {
+  for (const Read &R : E.Reads) {
+    std::vector<ast::Affine> Subs;
+    for (const ast::Affine &A : R.Map)
+      Subs.push_back(compose(A, Map));
+    if (R.Producer < 0 || !Inlined[R.Producer]) {
+      Out.push_back({&R, std::move(Subs)});
+      continue;
+    }
+    // The inlined map's indices become this read's subscripts.
+    const Node &P = G.Nodes[R.Producer];
+    Sub In;
+    for (size_t D = 0; D < P.Domain.size() && D < Subs.size(); ++D)
+      In[P.Domain[D]] = Subs[D];
+    flatReads(G, P, Inlined, In, Out);
+  }
+}
+
+enum class Role { Reduction, RowMap, ElementMap };
+
+/// The shape of a chain: the ranges of its rows and of its columns.
+struct Shape {
+  std::vector<ast::Affine> Rows;
+  ast::Affine Cols;
+};
+
+bool sameRows(const Node &N, const Shape &Sh, size_t Count) {
+  if (N.Domain.size() != Count)
+    return false;
+  for (size_t D = 0; D < Sh.Rows.size(); ++D)
+    if (N.S->Ranges.at(N.Domain[D]) != Sh.Rows[D])
+      return false;
+  return true;
+}
+
+/// N's role in a chain of shape Sh, or none with Why.
+std::optional<Role> roleOf(const Node &N, const Shape &Sh, std::string &Why) {
+  size_t R = Sh.Rows.size();
+  ast::AssignOp Op = N.S->Op;
+  if (N.Class == NodeClass::Reduction) {
+    if (Op == ast::AssignOp::Assign) {
+      Why = "is not a reduction with +=, *=, max= or min=";
+      return std::nullopt;
+    }
+    if (!sameRows(N, Sh, R) || N.Reduced.size() != 1 ||
+        N.S->Ranges.at(N.Reduced[0]) != Sh.Cols) {
+      Why = "reduces other rows or columns";
+      return std::nullopt;
+    }
+    return Role::Reduction;
+  }
+  if (N.Class != NodeClass::Map || Op != ast::AssignOp::Assign) {
+    Why = "is a " + std::string(nodeClassName(N.Class)) + ", not a reduction or a map";
+    return std::nullopt;
+  }
+  if (sameRows(N, Sh, R))
+    return Role::RowMap;
+  if (sameRows(N, Sh, R + 1) && N.S->Ranges.at(N.Domain[R]) == Sh.Cols)
+    return Role::ElementMap;
+  Why = "runs over other rows or columns";
+  return std::nullopt;
+}
+
+/// Why N cannot read what the chain Members computed, or "".
+std::string readRefusal(const KernelGraph &G, const Node &N, const std::vector<unsigned> &Members,
+                        const std::vector<bool> &Inlined, size_t Rows,
+                        std::vector<std::string> &HeldOutputs) {
+  std::vector<FlatRead> Reads;
+  flatReads(G, N, Inlined, {}, Reads);
+  for (const FlatRead &F : Reads) {
+    if (F.R->Producer < 0 || !llvm::is_contained(Members, F.R->Producer))
+      continue;
+    // A value per row, held (an output per row is also stored); the
+    // chain's elements go to memory, where another thread may not have
+    // written them yet.
+    const Node &P = G.Nodes[F.R->Producer];
+    if (P.Domain.size() != Rows)
+      return "reads '" + P.target() + "', which the chain writes to memory per element";
+    bool Plain = F.Map.size() == Rows;
+    for (size_t D = 0; Plain && D < Rows; ++D)
+      Plain = F.Map[D] == ast::Affine::symbol(N.Domain[D]);
+    if (!Plain) {
+      std::string Text = P.target() + "[";
+      for (size_t D = 0; D < F.Map.size(); ++D)
+        Text += (D ? ", " : "") + F.Map[D].str();
+      return "reads " + Text + "], not the value of its own row";
+    }
+    if (!P.writesIntermediate() && !llvm::is_contained(HeldOutputs, P.target()))
+      HeldOutputs.push_back(P.target());
+  }
+  return "";
+}
+
+/// The launch roots that read node P's target (through inlined maps).
+void readersOf(const KernelGraph &G, unsigned P, const std::vector<bool> &Inlined,
+               std::vector<unsigned> &Out) {
+  for (unsigned C : G.Nodes[P].Consumers) {
+    if (Inlined[C])
+      readersOf(G, C, Inlined, Out);
+    else if (!llvm::is_contained(Out, C))
+      Out.push_back(C);
+  }
+}
+
+std::string names(const KernelGraph &G, const std::vector<unsigned> &Ids) {
+  std::string S;
+  for (unsigned I : Ids)
+    S += (S.empty() ? "" : ", ") + G.Nodes[I].target();
+  return S;
+}
+
+} // namespace
+
+std::vector<RowChainNodes> findRowChains(const KernelGraph &G, const std::vector<unsigned> &Roots,
+                                         const std::vector<bool> &Inlined,
+                                         std::vector<std::string> &Why,
+                                         std::vector<bool> &Refused) {
+  std::vector<RowChainNodes> Chains;
+  auto Say = [&](unsigned Id, const std::string &Text, bool Refusal) {
+    Why[Id] = (Why[Id].empty() ? "" : Why[Id] + "; ") + Text;
+    Refused[Id] = Refused[Id] || Refusal;
+  };
+  for (size_t I = 0; I < Roots.size();) {
+    const Node &Start = G.Nodes[Roots[I]];
+    bool Head = Start.Class == NodeClass::Reduction && Start.S->Op != ast::AssignOp::Assign &&
+                !Start.Domain.empty() && Start.Reduced.size() == 1;
+    if (!Head) {
+      ++I;
+      continue;
+    }
+    Shape Sh;
+    for (const std::string &D : Start.Domain)
+      Sh.Rows.push_back(Start.S->Ranges.at(D));
+    Sh.Cols = Start.S->Ranges.at(Start.Reduced[0]);
+    std::vector<unsigned> Members = {Start.Id};
+    std::vector<std::string> HeldOutputs;
+    // 1. Take the following launches while they fit.
+    size_t J = I + 1;
+    for (; J < Roots.size(); ++J) {
+      const Node &N = G.Nodes[Roots[J]];
+      std::string No;
+      std::optional<Role> R = roleOf(N, Sh, No);
+      std::vector<std::string> Held = HeldOutputs;
+      if (R)
+        No = readRefusal(G, N, Members, Inlined, Sh.Rows.size(), Held);
+      if (!No.empty()) {
+        // Worth a remark only where it reads what the chain computed.
+        std::vector<FlatRead> Reads;
+        flatReads(G, N, Inlined, {}, Reads);
+        if (llvm::any_of(Reads, [&](const FlatRead &F) {
+              return F.R->Producer >= 0 && llvm::is_contained(Members, F.R->Producer);
+            }))
+          Say(N.Id, "stays out of the row chain of '" + Start.target() + "': it " + No, true);
+        break;
+      }
+      Members.push_back(N.Id);
+      HeldOutputs = std::move(Held);
+    }
+    // 2. An intermediate read outside the chain must be stored: the chain
+    //    ends before the member that writes it.
+    for (size_t M = 0; M < Members.size(); ++M) {
+      const Node &N = G.Nodes[Members[M]];
+      if (!N.writesIntermediate() || N.Domain.size() != Start.Domain.size())
+        continue; // an output, or stored per element
+      std::vector<unsigned> Readers;
+      readersOf(G, N.Id, Inlined, Readers);
+      auto Outside = llvm::find_if(
+          Readers, [&](unsigned R) { return !llvm::is_contained(Members, R); });
+      if (Outside == Readers.end())
+        continue;
+      if (Members.size() >= 2)
+        Say(N.Id,
+            "ends the row chain of '" + Start.target() + "' before it: '" +
+                G.Nodes[*Outside].target() + "' (line " + std::to_string(G.Nodes[*Outside].Line) +
+                ") reads it outside the chain",
+            true);
+      Members.resize(M);
+      break;
+    }
+    if (Members.size() < 2) {
+      ++I;
+      continue;
+    }
+    RowChainNodes C;
+    C.Members = Members;
+    // Outputs read by a member cut off in step 2 are not held.
+    for (const std::string &O : HeldOutputs)
+      if (llvm::any_of(Members, [&](unsigned M) { return G.Nodes[M].target() == O; }))
+        C.HeldOutputs.push_back(O);
+    for (unsigned M : Members)
+      if (G.Nodes[M].writesIntermediate() && G.Nodes[M].Domain.size() == Start.Domain.size())
+        C.RowLocal.push_back(G.Nodes[M].target());
+    std::string Held;
+    for (const std::string &L : C.RowLocal)
+      Held += (Held.empty() ? "" : ", ") + L;
+    Say(Start.Id,
+        "heads a row chain: " + names(G, Members) + " in one launch over its rows" +
+            (Held.empty() ? "" : ", holding " + Held + " per row, never stored"),
+        false);
+    for (size_t M = 1; M < Members.size(); ++M) {
+      // Held per row, a value is computed once per row, not staged.
+      if (llvm::is_contained(C.RowLocal, G.Nodes[Members[M]].target())) {
+        Why[Members[M]].clear();
+        Refused[Members[M]] = false;
+      }
+      Say(Members[M], "is computed in the row chain of '" + Start.target() + "'", false);
+    }
+    Chains.push_back(std::move(C));
+    I += Members.size();
+  }
+  return Chains;
+}
+
+} // namespace tdsl::graph

@@ -1,0 +1,54 @@
+//===- RowChain.h - Row reductions and the maps over their rows, one launch ===//
+//
+// The row-chain rule of the fusion stage (graph/Fuse.h). A chain is a run
+// of consecutive launches over the same rows: it starts at a reduction
+// along one index (the columns) and takes each following statement that
+// is another such reduction over the same rows and columns, a map per row
+// (mean[r] = s[r] / C), or a map per element of a row (Y[r, c] = ...).
+// softmax, layernorm, rmsnorm and log-softmax are chains. The chain
+// lowers to one nest over the rows: the intermediates only the chain
+// reads are held per row (one register each) and never stored, and
+// reduce-rows gives each row a block that reads the row once
+// (passes/ReduceRows.h).
+//
+// A statement ends the chain, with a remark where it reads the chain's
+// values, when it is not one of those three kinds over the same rows and
+// columns, reads a value of the chain at another row (m[b, a] in a chain
+// over rows [a, b]), or reads what the chain writes per element (an
+// output, or an intermediate stored for a later launch such as
+// attention's P . V). A value per row may be an output (log-softmax's
+// log-sum-exp): it is held as well as stored. A chain member
+// whose intermediate a later statement outside the chain reads ends it
+// before that member, so every value held per row is read only inside.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TDSL_GRAPH_ROWCHAIN_H
+#define TDSL_GRAPH_ROWCHAIN_H
+
+#include "graph/Graph.h"
+
+#include <string>
+#include <vector>
+
+namespace tdsl::graph {
+
+/// One chain: its nodes in order (the first a reduction), the
+/// intermediates held per row, and its outputs per row that later members
+/// read (held as well as stored).
+struct RowChainNodes {
+  std::vector<unsigned> Members;
+  std::vector<std::string> RowLocal;
+  std::vector<std::string> HeldOutputs;
+};
+
+/// The chains of G among the nodes that root a launch (Roots, in order);
+/// Inlined marks the nodes computed where they are read. Why gets the
+/// reason of each decision (appended to what is there).
+std::vector<RowChainNodes> findRowChains(const KernelGraph &G, const std::vector<unsigned> &Roots,
+                                         const std::vector<bool> &Inlined,
+                                         std::vector<std::string> &Why,
+                                         std::vector<bool> &Refused);
+
+} // namespace tdsl::graph
+
+#endif // TDSL_GRAPH_ROWCHAIN_H

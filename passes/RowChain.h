@@ -1,0 +1,59 @@
+//===- RowChain.h - One block per row for a chain of row reductions -------===//
+//
+// Requires: valid IR; nests without GPU loops (the naive lowering), where
+//   the fusion stage lowered a row chain (graph/RowChain.h) as
+//     for rows serial { alloc v1: T[1] register { ... {   (values per row)
+//       phase; phase; ... } } }
+//   with two or more phases, each one of
+//     reduction  alloc ACC: T[1] register { ACC[0] = init...
+//                  for c in 0..C serial { ACC[0] = ACC[0] OP E } epilogue... }
+//     row map    v[0] = E, or Out[rows] = E      (no column)
+//     element    for c in 0..C serial { Out[rows, c] = E }
+//   every column loop over the same 0..C, OP one of + * max min, T one of
+//   i32 i64 f32 f64.
+// Ensures: one `launch NAME row_reduction` with a block of N threads
+//   (reduce_threads, 256; fewer for a constant short row) per row. Every
+//   thread holds the values per row; a reduction folds the thread's
+//   columns, shfl_xor butterflies and one barrier through shared memory
+//   give every thread the total. Three versions, chosen at run time: when
+//   the row's tensors take runs of 16 bytes (C and their rows multiples of
+//   the run, aligned) and a row fits in the registers (32 elements a
+//   thread), each thread loads its runs of the row once into registers
+//   and every phase reads them there, so the row is read from memory once;
+//   longer rows re-read their runs from memory (the L2 cache) in each
+//   phase; other rows go one element at a time. Results differ from the
+//   serial loops only by the reassociation of OP, the same on every run.
+// Why here: after the contraction passes, before reduce-rows, which takes
+//   a lone reduction (one phase) and would decline a chain.
+//
+//   for r in 0..R serial {                 for row in 0..R block.x { let r = row {
+//     alloc s: f32[1] register {             alloc s_sum_warps: f32[8] shared {
+//       alloc s_sum: f32[1] register {       for warp, lane { let tid {
+//         s_sum[0] = 0.0              ->       if C % 8 == 0 && ... && C <= 8192 {
+//         for c ... { s_sum += X[r, c] }         X_row[j, v] = X[r, (tid + 256 j) 8 + v]
+//         s[0] = s_sum[0] }                      s_sum: fold X_row, butterflies, barrier
+//       for c in 0..C serial {                   Y[r, ...] = X_row[j, v] / s[0] (16 bytes)
+//         Y[r, c] = X[r, c] / s[0] } } }       } else ... } } } } }
+//
+// Test: test/passes/row-chain.tir, test/passes/row-chain-cuda.test
+//
+//===----------------------------------------------------------------------===//
+#ifndef TDSL_PASSES_ROWCHAIN_H
+#define TDSL_PASSES_ROWCHAIN_H
+
+#include "ir/IR.h"
+
+#include <cstdint>
+
+namespace tdsl {
+
+/// Elements of a row each thread holds in registers: a row of up to
+/// 32 * reduce_threads elements is read from memory once.
+constexpr int64_t RowChainCacheElements = 32;
+
+/// Maps each row chain of F to one block per row.
+void rowChain(ir::Func &F);
+
+} // namespace tdsl
+
+#endif // TDSL_PASSES_ROWCHAIN_H
