@@ -311,7 +311,7 @@ class Kernel:
                 checked.append((p, a))
                 shapes.append((p, a.shape))
         self._check_devices(checked)
-        sizes = sig.infer_sizes(shapes, given)
+        sizes = sig.solve(shapes, given)
         size_args = [sizes[s] for s in sig.sizes]
         uses_torch = torch is not None and any(isinstance(a.obj, torch.Tensor)
                                                for _, a in checked)
@@ -329,7 +329,13 @@ class Kernel:
             if stream is not None:
                 sig.fail(None, "stream=: with torch tensors the kernel runs on torch's "
                                "current stream (use `with torch.cuda.stream(s):`)")
-            self._run_torch(torch, checked, cargs, size_args)
+            index = next((a.device for _, a in checked if a.device is not None), None)
+            current = torch.cuda.current_device()
+            if index is None or index == current:
+                self._run_torch(torch, current, cargs, size_args)
+            else:
+                with torch.cuda.device(index):
+                    self._run_torch(torch, index, cargs, size_args)
         else:
             handle = stream_handle(stream) if stream is not None else \
                 next((a.stream for _, a in checked if a.stream), 0)
@@ -369,13 +375,7 @@ class Kernel:
                                           "takes torch, which is not installed)")
         return torch, device if device is not None else torch.device("cuda")
 
-    def _run_torch(self, torch, checked, cargs, size_args):
-        device = next((a.obj.device for _, a in checked if isinstance(a.obj, torch.Tensor)),
-                      None)
-        index = device.index if device is not None else torch.cuda.current_device()
-        if index != torch.cuda.current_device():
-            with torch.cuda.device(index):
-                return self._run_torch(torch, checked, cargs, size_args)
+    def _run_torch(self, torch, index, cargs, size_args):
         # The workspace comes from torch's caching allocator, on the stream
         # the launches use: a call allocates nothing itself, so it can be
         # captured in a CUDA graph.

@@ -69,6 +69,7 @@ class Signature:
         self.params = tuple(params)
         self.inputs = tuple(p for p in self.params if p.is_input)
         self.outputs = tuple(p for p in self.params if not p.is_input)
+        self._plans = {}  # solve's, by the parameters that have shapes
 
     def __str__(self):
         return (f"{self.name}(" + ", ".join(map(str, self.inputs)) + ") -> (" +
@@ -94,6 +95,67 @@ class Signature:
                         known.add(unknown[0])
                         progress = True
         return [s for s in self.sizes if s not in known]
+
+    def solve(self, shapes, given):
+        """infer_sizes for a call. The order in which the dims solve the
+        symbols depends only on which parameters have shapes, so it is
+        planned once per set of parameters; a call runs the plan and checks
+        the other dims. Any miss (and any size passed by name) goes to
+        infer_sizes, which says what is wrong."""
+        if given:
+            return self.infer_sizes(shapes, given)
+        key = tuple(p.name for p, _ in shapes)
+        if key not in self._plans:
+            self._plans[key] = self._plan([p for p, _ in shapes])
+        plan = self._plans[key]
+        if plan is None:
+            return self.infer_sizes(shapes, given)
+        steps, checks = plan
+        values = {}
+        for j, i, s, a, c, others in steps:
+            rest = shapes[j][1][i] - c
+            for t, k in others:
+                rest -= k * values[t]
+            value = rest if a == 1 else rest // a
+            if value < 1 or (a != 1 and rest % a):
+                return self.infer_sizes(shapes, given)
+            values[s] = value
+        for j, i, symbol, d in checks:
+            extent = shapes[j][1][i]
+            if (values[symbol] if symbol else d.evaluate(values)) != extent:
+                return self.infer_sizes(shapes, given)
+        return values
+
+    def _plan(self, params):
+        """([(shape index, dim, symbol, coeff, constant, other terms)] in
+        solving order, [(shape index, dim, its symbol if bare, Dim)] left to
+        check); None when
+        the shapes leave a symbol unknown. A dim that solves its symbol
+        with coefficient 1 holds by construction; the others are checked.
+        Every dim is >= 1 when every size is (sema's rule), so the plan
+        needs no separate test for empty tensors."""
+        known, steps, solved = set(), [], set()
+        progress = True
+        while progress:
+            progress = False
+            for j, p in enumerate(params):
+                for i, d in enumerate(p.dims):
+                    unknown = [s for s in d.coeffs if s not in known]
+                    if len(unknown) != 1:
+                        continue
+                    s = unknown[0]
+                    others = tuple((t, c) for t, c in d.coeffs.items() if t != s)
+                    steps.append((j, i, s, d.coeffs[s], d.constant, others))
+                    known.add(s)
+                    if d.coeffs[s] == 1:
+                        solved.add((j, i))
+                    progress = True
+        if any(s not in known for s in self.sizes):
+            return None
+        checks = [(j, i, d.text if d.is_symbol() else None, d)
+                  for j, p in enumerate(params) for i, d in enumerate(p.dims)
+                  if (j, i) not in solved]
+        return steps, checks
 
     def infer_sizes(self, shapes, given=None):
         """{size symbol: value} from [(param, shape)] whose ranks are already

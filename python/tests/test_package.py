@@ -70,6 +70,12 @@ class SignatureTest(unittest.TestCase):
         sig = signatures("conv1d.tdsl")["conv1d"]
         X, W, Y = sig.params
         self.assertEqual(sig.infer_sizes([(X, (10,)), (W, (3,))]), {"L": 8, "R": 3})
+        # A call's planned solve gives the same, twice (the plan is kept).
+        for _ in range(2):
+            self.assertEqual(sig.solve([(X, (10,)), (W, (3,))], {}), {"L": 8, "R": 3})
+        with self.assertRaisesRegex(tdsl.ArgumentError, r"argument 'X': dim 0 \(L \+ R - 1\) "
+                                    r"is 10, expected 9 \(L = 7 from dim 0 of 'Y'"):
+            sig.solve([(X, (10,)), (W, (3,)), (Y, (7,))], {})
         self.assertEqual(sig.output_shapes({"L": 8, "R": 3}), [(8,)])
         # X alone leaves L + R - 1 = 10 with two unknowns.
         self.assertEqual(sig.undetermined_by_inputs(), [])
@@ -84,6 +90,11 @@ class SignatureTest(unittest.TestCase):
         with self.assertRaisesRegex(tdsl.ArgumentError, "argument 'B': conflicting size symbol "
                                     "K: dim 0 is 6, but K = 4 from dim 1 of 'A'"):
             sig.infer_sizes([(A, (3, 4)), (B, (6, 5))])
+        with self.assertRaisesRegex(tdsl.ArgumentError, "argument 'C': conflicting size symbol "
+                                    "N: dim 1 is 6, but N = 5 from dim 1 of 'B'"):
+            sig.solve([(A, (3, 4)), (B, (4, 5)), (C, (3, 6))], {})
+        with self.assertRaisesRegex(tdsl.ArgumentError, "do not determine size symbol N"):
+            sig.solve([(A, (3, 4))], {})
         with self.assertRaisesRegex(tdsl.ArgumentError, "do not determine size symbol N: pass "
                                     r"the outputs \(out=\) or the sizes by name \(N=...\)"):
             sig.infer_sizes([(A, (3, 4))])
