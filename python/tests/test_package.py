@@ -113,6 +113,21 @@ class SignatureTest(unittest.TestCase):
             sig.infer_sizes([(sig.inputs[0], (7,))])
 
 
+class ScalarEncodingTest(unittest.TestCase):
+    """16-bit scalars go to the launchers as tdsl_f16 / tdsl_bf16 bits."""
+
+    def test_half_bits(self):
+        from tdsl._kernel import half_bits
+        self.assertEqual(half_bits("f16", 1.0), 0x3C00)
+        self.assertEqual(half_bits("f16", -2.5), 0xC100)
+        self.assertEqual(half_bits("bf16", 1.0), 0x3F80)
+        self.assertEqual(half_bits("bf16", 1.00390625), 0x3F80)  # a tie: to even
+        self.assertEqual(half_bits("bf16", 1.01171875), 0x3F82)  # a tie: to even, up
+        self.assertEqual(half_bits("bf16", float("nan")), 0x7FC0)
+        with self.assertRaises(OverflowError):
+            half_bits("f16", 70000.0)
+
+
 class ToolchainTest(unittest.TestCase):
     def test_tdslc_env_wins(self):
         old = os.environ.get("TDSL_TDSLC")
