@@ -20,7 +20,9 @@ import shlex
 import subprocess
 import sys
 
-from tdsl_py import REPO, Builder
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(REPO, "python"))
+import tdsl  # noqa: E402
 
 
 S = "--schedule="
@@ -32,6 +34,21 @@ TENSOR_CORE_LADDER = [
     f"5-+swizzle={S}block_order=rows",
     "6-+block-order=",
 ]
+
+
+def build(source, flags, out_dir):
+    """The shared library of SOURCE under tdslc FLAGS (a rung), through the
+    tdsl package: -O and --schedule become its opt and schedule."""
+    opt, schedule, rest = 2, [], []
+    for f in flags:
+        if f.startswith("-O"):
+            opt = int(f[2:])
+        elif f.startswith("--schedule="):
+            schedule.append(f[len("--schedule="):])
+        else:
+            rest.append(f)
+    return tdsl.compile(source, arch="sm_90", opt=opt, schedule=schedule, flags=rest,
+                        cache_dir=out_dir).library
 
 
 def main():
@@ -48,7 +65,7 @@ def main():
     if args.ladder == "tensor-cores":
         args.type = "f16"
         args.variant = TENSOR_CORE_LADDER + args.variant
-    b = Builder(args.tdslc, args.out)
+    os.environ["TDSL_TDSLC"] = args.tdslc
     source = os.path.join(REPO, "bench", "suite", f"gemm_{args.type}.tdsl")
     plan = []
     if args.variant:
@@ -56,7 +73,9 @@ def main():
             name, _, flags = v.partition("=")
             plan.append((name, shlex.split(flags)))
     else:
-        passes = b.passes()
+        listed = subprocess.run([args.tdslc, "--list-passes"], capture_output=True, text=True,
+                                check=True).stdout
+        passes = [line.split()[0] for line in listed.splitlines() if line.strip()]
         plan.append(("1-naive", ["-O0"]))
         on = ["map-to-gpu"]
         for p in passes:
@@ -66,7 +85,7 @@ def main():
             plan.append((f"{len(plan) + 1}-+{p}", [f"--disable-pass={q}" for q in passes if q not in on]))
     rungs = []
     for i, (name, flags) in enumerate(plan):
-        rungs.append(f"{name}={b.build(source, 'rung' + str(i + 1), flags)}")
+        rungs.append(f"{name}={build(source, flags, args.out)}")
         print(f"ablation {name}: tdslc {' '.join(flags) or '(full pipeline)'}", flush=True)
     cmd = [args.bench, "--filter", "ablation-only", "--ablation", ",".join(rungs),
            "--ablation-type", args.type, "--json", args.json]

@@ -5,18 +5,20 @@ tdslc kernels, on the same torch tensors; adds columns to tdsl-bench's table.
     python3 bench/peers.py --tdslc build/bin/tdslc [--bench-json bench.json]
         [--json peers.json] [--out DIR] [--budget-s 4] [--quick]
 
-The tdslc kernels are built from bench/suite/*.tdsl into shared libraries
-(tdsl_py.Builder) and called through ctypes on torch's current stream.
+The tdslc kernels are compiled from bench/suite/*.tdsl by the tdsl package
+(python/tdsl, cached under --out) and called on the torch tensors, on
+torch's current stream.
 Without torch (or without a GPU) it says so plainly and exits 0 having
 measured nothing: the C++ table stands alone."""
 import argparse
-import ctypes
 import json
 import os
 import statistics
 import sys
 
-from tdsl_py import REPO, Builder
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(REPO, "python"))
+import tdsl  # noqa: E402
 
 try:
     import torch
@@ -85,32 +87,15 @@ def main():
     if not torch.cuda.is_available():
         print("peers.py: torch sees no CUDA device: the Python peer columns are skipped")
         return 0
-    b = Builder(args.tdslc, args.out)
-    libs = {}
+    os.environ["TDSL_TDSLC"] = args.tdslc
+    mods = {}
 
-    def tdsl(kernel):
-        if kernel not in libs:
+    def tdsl_kernel(kernel):
+        """bench/suite/KERNEL.tdsl's kernel, compiled for this GPU once."""
+        if kernel not in mods:
             src = os.path.join(REPO, "bench", "suite", kernel + ".tdsl")
-            libs[kernel] = ctypes.CDLL(b.build(src, kernel))
-        fn = getattr(libs[kernel], "tdsl_" + kernel)
-        fn.restype = ctypes.c_int
-        return fn
-
-    def call(kernel, *a):
-        """Launch through ctypes: tensors by data_ptr, ints as int64, floats
-        as float, torch's current stream."""
-        conv = []
-        for x in a:
-            if isinstance(x, torch.Tensor):
-                conv.append(ctypes.c_void_p(x.data_ptr()))
-            elif isinstance(x, float):
-                conv.append(ctypes.c_float(x))
-            else:
-                conv.append(ctypes.c_int64(x))
-        conv.append(ctypes.c_void_p(torch.cuda.current_stream().cuda_stream))
-        st = tdsl(kernel)(*conv)
-        if st != 0:
-            raise RuntimeError(f"tdsl_{kernel} returned status {st}")
+            mods[kernel] = tdsl.compile(src, cache_dir=args.out)
+        return mods[kernel][kernel]
 
     dev = "cuda"
     r = lambda *s, dt=torch.float16: (torch.rand(*s, device=dev, dtype=torch.float32) * 2 - 1).to(dt)
@@ -162,42 +147,42 @@ def main():
         except Exception as ex:
             print(f"  triton unavailable: {ex}")
         measure("gemm", f"{n}x{n}x{n}", name, 2.0 * n ** 3, 3 * A.nbytes,
-                lambda: call("gemm_" + name, A, B, C, n, n, n), peers, ref, C, 1e-2 if name == "f16" else 1.6e-2)
+                lambda: tdsl_kernel("gemm_" + name)(A, B, out=C), peers, ref, C, 1e-2 if name == "f16" else 1.6e-2)
     A, B, bias = r(n, n), r(n, n), r(n, dt=torch.float32)
     C = torch.empty(n, n, device=dev, dtype=torch.float16)
     ref = torch.relu(A.float() @ B.float() + bias)
     measure("gemm_bias_relu", f"{n}x{n}x{n}", "f16", 2.0 * n ** 3, 3 * A.nbytes,
-            lambda: call("gemm_bias_relu", A, B, bias, C, n, n, n),
+            lambda: tdsl_kernel("gemm_bias_relu")(A, B, bias, out=C),
             {"torch": lambda: torch.relu(A @ B + bias.half()),
              "torch.compile": tc("gbr", lambda: torch.relu(A @ B + bias.half()))}, ref, C, 1e-2)
     X = r(R, R)
     Y = torch.empty_like(X)
     measure("softmax", f"{R}x{R}", "f16", 4.0 * X.numel(), 2 * X.nbytes,
-            lambda: call("softmax", X, Y, R, R),
+            lambda: tdsl_kernel("softmax")(X, out=Y),
             {"torch": lambda: torch.softmax(X, -1),
              "torch.compile": tc("sm", lambda: torch.softmax(X, -1))},
             torch.softmax(X.double(), -1), Y, 1e-3)
     g, be = r(R, dt=torch.float32), r(R, dt=torch.float32)
     ln = lambda: torch.nn.functional.layer_norm(X.float(), (R,), g, be, 1e-5).half()
     measure("layernorm", f"{R}x{R}", "f16", 8.0 * X.numel(), 2 * X.nbytes,
-            lambda: call("layernorm", X, g, be, Y, R, R),
+            lambda: tdsl_kernel("layernorm")(X, g, be, out=Y),
             {"torch": ln, "torch.compile": tc("ln", ln)},
             torch.nn.functional.layer_norm(X.double(), (R,), g.double(), be.double(), 1e-5), Y, 1e-2)
     Xf = r(R, R, dt=torch.float32)
     Ys = torch.empty(R, device=dev)
     measure("rowsum", f"{R}x{R}", "f32", float(Xf.numel()), Xf.nbytes,
-            lambda: call("rowsum", Xf, Ys, R, R),
+            lambda: tdsl_kernel("rowsum")(Xf, out=Ys),
             {"torch": lambda: Xf.sum(-1), "torch.compile": tc("rs", lambda: Xf.sum(-1))},
             Xf.double().sum(-1), Ys, 1e-5 * max(1, R / 256))
     Yt = torch.empty_like(Xf)
     measure("transpose", f"{R}x{R}", "f32", 0.0, 2 * Xf.nbytes,
-            lambda: call("transpose", Xf, Yt, R, R),
+            lambda: tdsl_kernel("transpose")(Xf, out=Yt),
             {"torch": lambda: Xf.t().contiguous(),
              "torch.compile": tc("tr", lambda: Xf.t().contiguous())}, Xf.t(), Yt, 0)
     av, bv = r(R, dt=torch.float32), r(R, dt=torch.float32)
     ew = lambda: torch.relu(av * Xf + bv) * 0.75
     measure("elementwise", f"{R}x{R}", "f32", 3.0 * Xf.numel(), 2 * Xf.nbytes,
-            lambda: call("elementwise", Xf, av, bv, 0.75, Yt, R, R),
+            lambda: tdsl_kernel("elementwise")(Xf, av, bv, 0.75, out=Yt),
             {"torch": ew, "torch.compile": tc("ew", ew)},
             torch.relu(av.double() * Xf.double() + bv.double()) * 0.75, Yt, 1e-5)
     Bn, H, S = (1, 2, 128) if args.quick else (4, 16, 4096)
@@ -207,7 +192,7 @@ def main():
         sdpa = lambda Q=Q, K=K, V=V: torch.nn.functional.scaled_dot_product_attention(Q, K, V)
         ref = sdpa()
         measure("attention", f"b{Bn} h{H} s{S} d{D}", "f16", 4.0 * Bn * H * S * S * D, 4 * Q.nbytes,
-                lambda Q=Q, K=K, V=V, O=O, D=D: call("attention", Q, K, V, float(D) ** -0.5, O, Bn, H, S, D, S),
+                lambda Q=Q, K=K, V=V, O=O, D=D: tdsl_kernel("attention")(Q, K, V, float(D) ** -0.5, out=O),
                 {"SDPA": sdpa}, ref, O, 1e-2)
         del Q, K, V, O
         torch.cuda.empty_cache()

@@ -1,6 +1,7 @@
 //===- tdslc.cpp - The tdslc driver: a .tdsl file in, one stage's text out ===//
 //
 //   tdslc FILE --emit=ast                the checked syntax tree
+//   tdslc FILE --emit=signature          the kernels' launchers as JSON
 //   tdslc FILE --emit=ir                 the loop IR as lowered, before any pass
 //   tdslc FILE [--emit=loops] [-O0..3]   the loop IR after the pipeline:
 //                                        -O0 map-to-gpu only, -O1 the
@@ -40,6 +41,7 @@
 #include "passes/Schedule.h"
 #include "driver/Check.h"
 #include "driver/Report.h"
+#include "driver/SignatureJSON.h"
 #include "driver/Toolchain.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -75,7 +77,7 @@ cl::opt<std::string> OutputFilename("o", cl::desc("Output file (default: stdout)
                                     cl::cat(TdslcCategory));
 
 /// The stage whose text tdslc writes.
-enum class EmitKind { AST, Graph, IR, Loops, CUDA, Header, Obj, PTX, Report };
+enum class EmitKind { AST, Signature, Graph, IR, Loops, CUDA, Header, Obj, PTX, Report };
 
 cl::opt<EmitKind> Emit(
     "emit",
@@ -83,6 +85,9 @@ cl::opt<EmitKind> Emit(
              "loop IR on stdout)"),
     cl::init(EmitKind::Loops),
     cl::values(clEnumValN(EmitKind::AST, "ast", "The checked syntax tree"),
+               clEnumValN(EmitKind::Signature, "signature",
+                          "Each kernel's launcher, sizes and parameters (dtypes, dims as "
+                          "affine forms) as JSON, for bindings"),
                clEnumValN(EmitKind::Graph, "graph",
                           "The kernel graph: statements as nodes, their classes and reads, and "
                           "the launches fusion groups them into, with its reasons"),
@@ -681,8 +686,9 @@ int main(int Argc, char **Argv) {
   std::unique_ptr<ast::Module> M = parseAndCheck(SM, BufferID, Diags);
   if (!M)
     return 1;
-  // The AST is the parser's; the schedule matters from the IR on.
-  if (Kind != EmitKind::AST && !schedulesValid(*M, Diags))
+  // The AST and the signature are the parser's; the schedule matters from
+  // the IR on.
+  if (Kind != EmitKind::AST && Kind != EmitKind::Signature && !schedulesValid(*M, Diags))
     return 1;
 
   if (!DumpIO.empty()) {
@@ -715,6 +721,9 @@ int main(int Argc, char **Argv) {
 
   if (Kind == EmitKind::AST)
     return writeOutput([&](raw_ostream &OS) { printAST(*M, OS); });
+  if (Kind == EmitKind::Signature)
+    return writeOutput(
+        [&](raw_ostream &OS) { printSignatureJSON(*M, Version, SymbolPrefix, OS); });
   if (Kind == EmitKind::Graph) {
     std::vector<Remark> Collected;
     if (Remarks)

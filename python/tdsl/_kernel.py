@@ -1,0 +1,405 @@
+"""One kernel of a compiled module as a Python callable: checks every
+argument against the signature (before anything is launched), solves the
+sizes from the shapes, allocates the outputs and the workspace through
+torch, and calls the _with_workspace launcher through ctypes on torch's
+current stream."""
+import ctypes
+import numbers
+import struct
+import sys
+
+from ._errors import ArgumentError, LaunchError
+from ._signature import FLOAT_DTYPES, INT_RANGES
+
+TORCH_DTYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "f64": "float64",
+                "i8": "int8", "i32": "int32"}
+# __cuda_array_interface__ typestrs without the byte order; bfloat16 has none.
+CAI_TYPESTRS = {"f32": "f4", "f16": "f2", "f64": "f8", "i8": "i1", "i32": "i4"}
+# tdsl/runtime.h's tdsl_status, by number.
+STATUS_NAMES = ("TDSL_SUCCESS", "TDSL_ERROR_NULL_POINTER", "TDSL_ERROR_MISALIGNED_POINTER",
+                "TDSL_ERROR_INVALID_SIZE", "TDSL_ERROR_SIZE_MISMATCH", "TDSL_ERROR_TOO_LARGE",
+                "TDSL_ERROR_OUT_OF_MEMORY", "TDSL_ERROR_DEVICE", "TDSL_ERROR_LAUNCH",
+                "TDSL_ERROR_CUDA", "TDSL_ERROR_WORKSPACE_TOO_SMALL")
+# The statuses behind which tdsl_last_cuda_error() holds the CUDA error.
+CUDA_STATUSES = (6, 8, 9)
+# What the _with_workspace launchers require of the workspace (README).
+WORKSPACE_ALIGNMENT = 256
+
+
+class Half(ctypes.Structure):
+    """tdsl_f16 / tdsl_bf16: one uint16_t, passed by value."""
+    _fields_ = [("bits", ctypes.c_uint16)]
+
+
+class LaunchInfo(ctypes.Structure):
+    _fields_ = [("grid", ctypes.c_uint * 3), ("block", ctypes.c_uint * 3),
+                ("shared_bytes", ctypes.c_size_t)]
+
+
+SCALAR_CTYPES = {"f32": ctypes.c_float, "f64": ctypes.c_double, "i8": ctypes.c_int8,
+                 "i32": ctypes.c_int32, "f16": Half, "bf16": Half}
+
+
+def half_bits(dtype, value):
+    """The 16 bits of value in f16 or bf16, rounded to nearest even."""
+    if dtype == "f16":
+        return struct.unpack("<H", struct.pack("<e", value))[0]
+    bits = struct.unpack("<I", struct.pack("<f", value))[0]
+    if value != value:
+        return 0x7FC0
+    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
+
+
+class Arg:
+    """A tensor argument as the checks left it."""
+    __slots__ = ("ptr", "shape", "nbytes", "device", "stream", "obj")
+
+    def __init__(self, ptr, shape, nbytes, device, stream, obj):
+        self.ptr, self.shape, self.nbytes = ptr, shape, nbytes
+        self.device, self.stream, self.obj = device, stream, obj
+
+
+def torch_dtype(torch, dtype):
+    return getattr(torch, TORCH_DTYPES[dtype])
+
+
+def contiguous_strides(shape, itemsize):
+    strides, step = [], itemsize
+    for extent in reversed(shape):
+        strides.append(step)
+        step *= extent
+    return tuple(reversed(strides))
+
+
+def check_tensor(sig, p, v, torch, memory=True):
+    """The Arg for v as parameter p, or an ArgumentError saying what does
+    not fit. memory=False (torch's fake tensors) skips the pointer checks."""
+    if torch is not None and isinstance(v, torch.Tensor):
+        if v.device.type != "cuda" and memory:
+            sig.fail(p.name, f"wrong device: expected a CUDA tensor, got one on {v.device}")
+        expected = torch_dtype(torch, p.dtype)
+        if v.dtype != expected:
+            sig.fail(p.name, f"wrong dtype: expected {p.dtype} ({expected}), got {v.dtype}")
+        shape = tuple(v.shape)
+        check_rank(sig, p, shape)
+        if not v.is_contiguous():
+            sig.fail(p.name, f"non-contiguous: expected a dense row-major tensor, got strides "
+                             f"{tuple(v.stride())} for shape {shape} (call .contiguous())")
+        if not memory:
+            return Arg(0, shape, 0, v.device, None, v)
+        return check_pointer(sig, p, Arg(v.data_ptr(), shape, v.numel() * p.element_bytes,
+                                         v.device.index, None, v))
+    cai = getattr(v, "__cuda_array_interface__", None)
+    if cai is not None:
+        return check_cai(sig, p, v, cai)
+    if hasattr(v, "__dlpack__"):
+        if torch is None:
+            try:
+                import torch
+            except ImportError:
+                sig.fail(p.name, f"{type(v).__name__} has DLPack but no "
+                                 "__cuda_array_interface__; reading DLPack takes torch")
+        return check_tensor(sig, p, torch.from_dlpack(v), torch, memory)
+    if hasattr(v, "__array_interface__") or hasattr(v, "__array__"):
+        sig.fail(p.name, f"wrong device: expected CUDA memory, got host memory "
+                         f"({type(v).__name__})")
+    if p.is_input and p.rank == 0:
+        sig.fail(p.name, "expected a Python number")
+    sig.fail(p.name, f"expected a CUDA tensor {p.dtype}{p.shape_text()} (torch.Tensor, or an "
+                     f"object with __cuda_array_interface__ or __dlpack__), got "
+                     f"{type(v).__name__}")
+
+
+def check_rank(sig, p, shape):
+    if len(shape) != p.rank:
+        sig.fail(p.name, f"rank mismatch: expected rank {p.rank} ({p.dtype}{p.shape_text()}), "
+                         f"got shape {tuple(shape)}")
+
+
+def check_cai(sig, p, v, cai):
+    typestr = cai.get("typestr", "")
+    expected = CAI_TYPESTRS.get(p.dtype)
+    if expected is None:
+        sig.fail(p.name, f"wrong dtype: {p.dtype} has no __cuda_array_interface__ typestr; "
+                         "pass a torch tensor")
+    if typestr[1:] != expected or typestr[:1] not in "<|=":
+        sig.fail(p.name, f"wrong dtype: expected {p.dtype} (typestr '<{expected}'), got "
+                         f"'{typestr}'")
+    shape = tuple(cai["shape"])
+    check_rank(sig, p, shape)
+    strides = cai.get("strides")
+    if strides is not None and any(
+            s != c for s, c, e in zip(strides, contiguous_strides(shape, p.element_bytes), shape)
+            if e > 1):
+        sig.fail(p.name, f"non-contiguous: expected a dense row-major array, got strides "
+                         f"{tuple(strides)} bytes for shape {shape}")
+    ptr, readonly = cai["data"]
+    if readonly and not p.is_input:
+        sig.fail(p.name, "read-only: an output must be writable")
+    elements = 1
+    for e in shape:
+        elements *= e
+    arg = Arg(ptr or 0, shape, elements * p.element_bytes, None, cai.get("stream"), v)
+    return check_pointer(sig, p, arg)
+
+
+def check_pointer(sig, p, arg):
+    if arg.ptr == 0 and arg.nbytes:
+        sig.fail(p.name, "null data pointer")
+    if arg.ptr % p.element_bytes:
+        sig.fail(p.name, f"misaligned: the data pointer {arg.ptr:#x} is not a multiple of "
+                         f"{p.element_bytes} bytes, the alignment of {p.dtype}")
+    return arg
+
+
+def check_scalar(sig, p, v):
+    """The ctypes value of scalar parameter p: a Python number, never a
+    tensor (reading one would synchronize the device)."""
+    if isinstance(v, bool) or not isinstance(v, numbers.Real):
+        sig.fail(p.name, f"expected a Python number for the {p.dtype} scalar, got "
+                         f"{type(v).__name__}")
+    if p.dtype in FLOAT_DTYPES:
+        v = float(v)
+        if p.dtype in ("f16", "bf16"):
+            try:
+                return Half(half_bits(p.dtype, v))
+            except (OverflowError, struct.error):
+                sig.fail(p.name, f"{v!r} is out of the range of {p.dtype}")
+        return SCALAR_CTYPES[p.dtype](v)
+    if not isinstance(v, numbers.Integral):
+        sig.fail(p.name, f"expected an integer for the {p.dtype} scalar, got {v!r}")
+    lo, hi = INT_RANGES[p.dtype]
+    if not lo <= int(v) <= hi:
+        sig.fail(p.name, f"{int(v)} is out of the range of {p.dtype} [{lo}, {hi}]")
+    return int(v)
+
+
+def stream_handle(stream):
+    """A cudaStream_t from an int, a torch.cuda.Stream or a CuPy stream."""
+    for attr in ("cuda_stream", "ptr"):
+        if hasattr(stream, attr):
+            return int(getattr(stream, attr))
+    return int(stream)
+
+
+class Kernel:
+    """mod.<kernel>(inputs..., out=None, **sizes): see the package's docs."""
+
+    def __init__(self, module, signature, lib):
+        self.module, self.signature = module, signature
+        self.name = signature.name
+        sig = signature
+        self._lib = lib
+        tensor_types = [SCALAR_CTYPES[p.dtype] if p.is_scalar else ctypes.c_void_p
+                        for p in sig.params]
+        sizes = [ctypes.c_int64] * len(sig.sizes)
+        self._launch = self._function("", tensor_types + sizes + [ctypes.c_void_p])
+        self._launch_ws = self._function(
+            "_with_workspace",
+            tensor_types + sizes + [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p])
+        self._ws_query = self._function("_workspace_size",
+                                        sizes + [ctypes.POINTER(ctypes.c_size_t)])
+        self._info_query = self._function("_launch_info", sizes + [
+            ctypes.POINTER(LaunchInfo), ctypes.c_int, ctypes.POINTER(ctypes.c_int)])
+        self._ws_bytes = {}
+        self._op = None
+        self.__doc__ = f"{sig}\n\nCompiled by tdslc for {module.arch}."
+
+    def _function(self, suffix, argtypes):
+        fn = getattr(self._lib, self.signature.launcher + suffix)
+        fn.argtypes, fn.restype = argtypes, ctypes.c_int
+        return fn
+
+    def __repr__(self):
+        return f"<tdsl kernel {self.signature}>"
+
+    # -- queries (host only: no device needed) --------------------------------
+
+    def workspace_size(self, **sizes):
+        """Bytes of workspace a call at these sizes takes (memoized)."""
+        key = tuple(self._sizes_by_name(sizes))
+        if key not in self._ws_bytes:
+            n = ctypes.c_size_t()
+            self._check_status(self._ws_query(*key, ctypes.byref(n)))
+            self._ws_bytes[key] = n.value
+        return self._ws_bytes[key]
+
+    def launch_info(self, **sizes):
+        """Each launch's grid, block and dynamic shared memory at these sizes."""
+        key = self._sizes_by_name(sizes)
+        n = ctypes.c_int()
+        self._check_status(self._info_query(*key, None, 0, ctypes.byref(n)))
+        infos = (LaunchInfo * max(n.value, 1))()
+        self._check_status(self._info_query(*key, infos, n.value, ctypes.byref(n)))
+        return [{"grid": tuple(i.grid), "block": tuple(i.block),
+                 "shared_bytes": i.shared_bytes} for i in infos[:n.value]]
+
+    def _sizes_by_name(self, sizes):
+        sig = self.signature
+        unknown = set(sizes) - set(sig.sizes)
+        missing = [s for s in sig.sizes if s not in sizes]
+        if unknown or missing:
+            raise TypeError(f"tdsl {self.name}: expected the sizes {', '.join(sig.sizes)} by "
+                            "name" + (f"; unknown {', '.join(sorted(unknown))}" if unknown
+                                      else f"; missing {', '.join(missing)}"))
+        return [sizes[s] for s in sig.sizes]
+
+    def _check_status(self, status):
+        if status == 0:
+            return
+        lib = self._lib
+        lib.tdsl_status_string.restype = ctypes.c_char_p
+        message = lib.tdsl_status_string(status).decode()
+        if status in CUDA_STATUSES:
+            err = lib.tdsl_last_cuda_error()
+            lib.cudaGetErrorString.restype = ctypes.c_char_p
+            message += f" (CUDA error {err}: {lib.cudaGetErrorString(err).decode()})"
+        name = STATUS_NAMES[status] if status < len(STATUS_NAMES) else f"status {status}"
+        raise LaunchError(self.name, status, name, message)
+
+    # -- the call ---------------------------------------------------------------
+
+    def bind(self, args, kwargs):
+        """(input values in signature order, {size: value}) from a call's
+        arguments, as Python binds them."""
+        sig = self.signature
+        if len(args) > len(sig.inputs):
+            raise TypeError(f"tdsl {self.name}() takes {len(sig.inputs)} inputs "
+                            f"({', '.join(p.name for p in sig.inputs)}), got {len(args)}")
+        values = list(args) + [None] * (len(sig.inputs) - len(args))
+        given = {}
+        names = {p.name: i for i, p in enumerate(sig.inputs)}
+        for k, v in kwargs.items():
+            if k in names:
+                if names[k] < len(args):
+                    raise TypeError(f"tdsl {self.name}() got input '{k}' twice")
+                values[names[k]] = v
+            elif k in sig.sizes:
+                given[k] = v
+            else:
+                raise TypeError(f"tdsl {self.name}() got an unexpected argument '{k}' (inputs: "
+                                f"{', '.join(names)}; sizes: {', '.join(sig.sizes)})")
+        missing = [p.name for p, v in zip(sig.inputs, values) if v is None]
+        if missing:
+            raise TypeError(f"tdsl {self.name}() is missing input{'s' * (len(missing) > 1)} "
+                            f"{', '.join(missing)}")
+        return values, given
+
+    def __call__(self, *args, out=None, stream=None, **kwargs):
+        sig = self.signature
+        values, given = self.bind(args, kwargs)
+        torch = sys.modules.get("torch")
+        cargs, checked, shapes = [], [], []
+        for p, v in zip(sig.inputs, values):
+            if p.is_scalar:
+                cargs.append(check_scalar(sig, p, v))
+                continue
+            a = check_tensor(sig, p, v, torch)
+            checked.append((p, a))
+            shapes.append((p, a.shape))
+            cargs.append(a.ptr)
+        outs = None
+        if out is not None:
+            outs = [out] if len(sig.outputs) == 1 and not isinstance(out, (list, tuple)) \
+                else list(out)
+            if len(outs) != len(sig.outputs):
+                sig.fail(None, f"out= holds {len(outs)} tensors, the kernel has "
+                               f"{len(sig.outputs)} outputs "
+                               f"({', '.join(p.name for p in sig.outputs)})")
+            for p, v in zip(sig.outputs, outs):
+                a = check_tensor(sig, p, v, torch)
+                checked.append((p, a))
+                shapes.append((p, a.shape))
+        self._check_devices(checked)
+        sizes = sig.solve(shapes, given)
+        size_args = [sizes[s] for s in sig.sizes]
+        uses_torch = torch is not None and any(isinstance(a.obj, torch.Tensor)
+                                               for _, a in checked)
+        if outs is None:
+            torch, device = self._torch_for_outputs(torch, checked)
+            uses_torch = True
+            outs = [torch.empty(shape, dtype=torch_dtype(torch, p.dtype), device=device)
+                    for p, shape in zip(sig.outputs, sig.output_shapes(sizes))]
+            checked += [(p, Arg(o.data_ptr(), None, o.numel() * p.element_bytes, None, None, o))
+                        for p, o in zip(sig.outputs, outs)]
+        else:
+            self._check_overlaps(checked)
+        cargs += [a.ptr for p, a in checked if not p.is_input]
+        if uses_torch:
+            if stream is not None:
+                sig.fail(None, "stream=: with torch tensors the kernel runs on torch's "
+                               "current stream (use `with torch.cuda.stream(s):`)")
+            index = next((a.device for _, a in checked if a.device is not None), None)
+            current = torch.cuda.current_device()
+            if index is None or index == current:
+                self._run_torch(torch, current, cargs, size_args)
+            else:
+                with torch.cuda.device(index):
+                    self._run_torch(torch, index, cargs, size_args)
+        else:
+            handle = stream_handle(stream) if stream is not None else \
+                next((a.stream for _, a in checked if a.stream), 0)
+            self._check_status(self._launch(*cargs, *size_args, handle))
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+    def _check_devices(self, checked):
+        first = None
+        for p, a in checked:
+            if a.device is None:
+                continue
+            if first is None:
+                first = (p, a)
+            elif a.device != first[1].device:
+                self.signature.fail(p.name, f"wrong device: on cuda:{a.device}, but "
+                                            f"'{first[0].name}' is on cuda:{first[1].device}")
+
+    def _check_overlaps(self, checked):
+        """The launchers' contract: outputs overlap neither the inputs nor
+        each other."""
+        for i, (p, a) in enumerate(checked):
+            if p.is_input:
+                continue
+            for q, b in checked[:i]:
+                if a.ptr < b.ptr + b.nbytes and b.ptr < a.ptr + a.nbytes:
+                    self.signature.fail(p.name, f"overlaps '{q.name}': outputs must not alias "
+                                                "the inputs or each other")
+
+    def _torch_for_outputs(self, torch, checked):
+        device = next((a.obj.device for _, a in checked
+                       if torch is not None and isinstance(a.obj, torch.Tensor)), None)
+        if torch is None:
+            try:
+                import torch
+            except ImportError:
+                self.signature.fail(None, "outputs: pass them with out= (allocating them "
+                                          "takes torch, which is not installed)")
+        return torch, device if device is not None else torch.device("cuda")
+
+    def _run_torch(self, torch, index, cargs, size_args):
+        # The workspace comes from torch's caching allocator, on the stream
+        # the launches use: a call allocates nothing itself, so it can be
+        # captured in a CUDA graph.
+        nbytes = self._ws_bytes.get(tuple(size_args))
+        if nbytes is None:
+            nbytes = self.workspace_size(**dict(zip(self.signature.sizes, size_args)))
+        ws_ptr, ws = 0, None
+        if nbytes:
+            ws = torch.empty(nbytes + WORKSPACE_ALIGNMENT, dtype=torch.uint8,
+                             device=torch.device("cuda", index))
+            ws_ptr = -(-ws.data_ptr() // WORKSPACE_ALIGNMENT) * WORKSPACE_ALIGNMENT
+        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        stream = raw(index) if raw else torch.cuda.current_stream(index).cuda_stream
+        self._check_status(self._launch_ws(*cargs, *size_args, ws_ptr, nbytes, stream))
+        del ws  # returned to the allocator on this stream, after the launches in order
+
+    # -- torch.compile -----------------------------------------------------------
+
+    @property
+    def op(self):
+        """The kernel as a torch custom op (torch.ops.tdsl.<kernel>_<key>),
+        registered on first use with a fake implementation from the same
+        size inference: what a torch.compile'd model calls."""
+        if self._op is None:
+            from ._torch_ops import register
+            self._op = register(self)
+        return self._op

@@ -1,0 +1,45 @@
+"""Builds tdslc and the runtime with CMake and bundles them into the tdsl
+package, laid out as an install prefix (tdsl/_prefix/{bin,include,lib}) so
+that tdslc finds the runtime headers beside itself.
+
+The CMake tree is $TDSL_CMAKE_BUILD_DIR when set, else the repository's
+build/ (the README's): configured there if it is not yet, and built for the
+two targets only, so that an existing build is reused instead of repeated."""
+import os
+import shutil
+import subprocess
+
+from setuptools import setup
+from setuptools.command.build_py import build_py
+from setuptools.dist import Distribution
+
+ROOT = os.path.dirname(os.path.abspath(__file__))
+
+
+class BuildWithTdslc(build_py):
+    def run(self):
+        super().run()
+        tree = os.environ.get("TDSL_CMAKE_BUILD_DIR") or os.path.join(ROOT, "build")
+        if not os.path.exists(os.path.join(tree, "CMakeCache.txt")):
+            subprocess.check_call(["cmake", "-S", ROOT, "-B", tree, "-G", "Ninja",
+                                   "-DCMAKE_BUILD_TYPE=Release"])
+        subprocess.check_call(["cmake", "--build", tree, "--target", "tdslc", "tdsl_runtime"])
+        prefix = os.path.join(self.build_lib, "tdsl", "_prefix")
+        for sub in ("bin", "lib", os.path.join("include", "tdsl")):
+            os.makedirs(os.path.join(prefix, sub), exist_ok=True)
+        shutil.copy2(os.path.join(tree, "bin", "tdslc"), os.path.join(prefix, "bin"))
+        shutil.copy2(os.path.join(tree, "lib", "libtdsl_runtime.a"), os.path.join(prefix, "lib"))
+        headers = os.path.join(ROOT, "runtime", "include", "tdsl")
+        for name in os.listdir(headers):
+            shutil.copy2(os.path.join(headers, name), os.path.join(prefix, "include", "tdsl"))
+
+
+class BinaryDistribution(Distribution):
+    """The wheel holds a tdslc binary: tag it for this platform."""
+
+    def has_ext_modules(self):
+        return True
+
+
+setup(packages=["tdsl"], package_dir={"": "python"}, cmdclass={"build_py": BuildWithTdslc},
+      distclass=BinaryDistribution, options={"build": {"build_base": "build/python-package"}})
