@@ -73,18 +73,35 @@ private:
   std::vector<RowPhase> Phases;
   Expr Cols;             ///< the row length C
   int64_t Block = 0;     ///< threads per row
+  /// The mappings the launch has: lanes per row of each group of a warp
+  /// (8: four rows a warp; 32: a warp a row), ascending, and a block per
+  /// row. A group takes rows of up to 32 elements a lane.
+  std::vector<int64_t> LaneGroups;
+  bool PerBlock = true;
+  /// While a group of fewer than 32 lanes is built: whether the lanes' row
+  /// exists (the others compute on the last row, so that every lane takes
+  /// part in the shuffles, and store nothing).
+  Expr Guard;
   // The runs: each load of a 2- or 4-byte tensor contiguous along the row.
   std::vector<Expr> Staged;
   std::vector<bool> Cached; ///< read by two or more phases: held in registers
   std::vector<std::string> RunName, CacheName;
   int64_t Width = 0;     ///< elements per run; 0: no runs
   int64_t Runs = 0;      ///< runs a thread holds
+  int64_t PerThread = RowChainCacheElements; ///< elements of a row a thread holds
   Expr WideCond, CachedCond;
+  /// Held version: the terms of reductions that later phases compute
+  /// again (softmax's exp(x - max)), kept per element of the thread's
+  /// runs in KeepName[phase], and what replaces them there.
+  std::vector<std::string> KeepName;
+  ExprReplacer Kept;
   std::string WideWhy;
-  std::string Row, Warp, Lane, Tid, Step, Start, V, Col, Val;
+  std::string Row, RowOfWarp, RowOfRange, Warp, Lane, Tid, Step, Start, V, Col, Val;
 
   void takeNames() {
     Row = Names.fresh("row");
+    RowOfWarp = Names.fresh("rw");
+    RowOfRange = Names.fresh("rr");
     Warp = Names.fresh("warp");
     Lane = Names.fresh("lane");
     Tid = Names.fresh("tid");
@@ -153,21 +170,41 @@ private:
           Wide.push_back(P.Out);
       }
     }
+    // Held values live across a division's slow path, a subroutine call,
+    // and 32 4-byte ones a thread spill there: a 4-byte tensor that a
+    // dividing phase reads is not held (re-read in runs instead).
+    PerThread = RowChainCacheElements;
+    for (const RowPhase &P : Phases) {
+      if (P.Kind == RowPhaseKind::Row || !dividesFloat(P.reads()))
+        continue;
+      for (size_t K = 0; K < Staged.size(); ++K)
+        if (dtypeBytes(Staged[K]->Type) == 4 && contains(P.reads(), Staged[K]))
+          Uses[K] = std::min(Uses[K], 1u);
+    }
     std::optional<int64_t> C = asConstInt(simplifyExpr(Cols));
     if (!Odd && Narrowest) {
       Width = 16 / Narrowest;
       if (C && *C % Width)
         Width = *C % 4 == 0 && Width > 4 ? 4 : 0;
     }
-    // A short constant row gets fewer threads, down to a warp: one run or
-    // element each.
-    if (C && !ThreadsPinned)
-      Block = std::clamp<int64_t>(
-          static_cast<int64_t>(llvm::PowerOf2Ceil((*C + std::max<int64_t>(Width, 1) - 1) /
-                                                  std::max<int64_t>(Width, 1))),
-          WarpSize, Threads);
-    else
-      Block = Threads;
+    // Short rows get a group of lanes each (8 or 32; 32 elements a
+    // lane), several rows a block: a block would leave most of its
+    // threads idle. A row length known only at run time gets every
+    // mapping, chosen by the launch; a known one the narrowest that holds
+    // it; a pinned reduce_threads asks for a block.
+    Block = Threads;
+    LaneGroups.clear();
+    for (int64_t G : {int64_t(8), WarpSize}) {
+      if (ThreadsPinned)
+        break;
+      if (!C) {
+        LaneGroups.push_back(G);
+      } else if (*C <= G * PerThread) {
+        LaneGroups.push_back(G);
+        break;
+      }
+    }
+    PerBlock = ThreadsPinned || !C || *C > WarpSize * PerThread;
     if (!Width)
       return;
     std::vector<Expr> Conds;
@@ -207,7 +244,11 @@ private:
       CacheName.push_back(Names.fresh(B + "_row"));
       Cached.push_back(Uses[K] > 1);
     }
-    Runs = std::max<int64_t>(1, RowChainCacheElements / Width);
+    Runs = std::max<int64_t>(1, PerThread / Width);
+    KeepName.assign(Phases.size(), "");
+    for (size_t I = 0; I < Phases.size(); ++I)
+      if (keepsTerm(I))
+        KeepName[I] = Names.fresh(Phases[I].Acc->Buf.Name + "_terms");
     int64_t Fit = Block * Width * Runs;
     if (llvm::is_contained(Cached, true)) {
       if (!C)
@@ -225,7 +266,8 @@ private:
     const auto &St = static_cast<const StoreNode &>(*S);
     if (isHeld(St.Buffer))
       return S;
-    return ifThen(binary(BinaryOp::Eq, tid(), intImm(0)), S, nullptr, S->SrcLine);
+    Expr Owner = binary(BinaryOp::Eq, tid(), intImm(0));
+    return ifThen(Guard ? land(Owner, Guard) : Owner, S, nullptr, S->SrcLine);
   }
 
   /// The index of run j of thread tid: c0 = (tid + j * N) * Width.
@@ -315,6 +357,64 @@ private:
     return block(std::move(Before), Line);
   }
 
+  /// E with the phase's loads replaced by R, then the kept terms.
+  Expr apply(ExprReplacer &R, const Expr &E) {
+    Expr X = R.mutate(E);
+    return Kept.Map.empty() ? X : Kept.mutate(X);
+  }
+
+  static bool dividesFloat(const Expr &E) {
+    struct Divides : IRVisitor {
+      bool Any = false;
+      void visitBinary(const BinaryNode &N) override {
+        Any |= N.Op == BinaryOp::Div && isFloat(N.Type);
+        IRVisitor::visitBinary(N);
+      }
+    } D;
+    D.visit(E);
+    return D.Any;
+  }
+
+  static bool contains(const Expr &E, const Expr &Sub) {
+    ExprReplacer F;
+    F.Map.push_back({Sub, var("$sub", Sub->Type)});
+    return !structurallyEqual(F.mutate(E), E);
+  }
+
+  /// Whether phase I's term is kept: a later phase computes it again, and
+  /// it is more than loads and casts.
+  bool keepsTerm(size_t I) const {
+    const RowPhase &P = Phases[I];
+    if (P.Kind != RowPhaseKind::Reduction || !usesAnyVar(P.Term, {Col}))
+      return false;
+    struct Costly : IRVisitor {
+      bool Any = false;
+      void visitCall(const CallNode &N) override {
+        Any |= N.Fn != Intrinsic::Relu && N.Fn != Intrinsic::Abs;
+        IRVisitor::visitCall(N);
+      }
+      void visitBinary(const BinaryNode &N) override {
+        Any |= N.Op == BinaryOp::Div;
+        IRVisitor::visitBinary(N);
+      }
+    } C;
+    C.visit(P.Term);
+    if (!C.Any)
+      return false;
+    // A reader that divides would hold the kept values across the
+    // division's slow path, a subroutine call, and they spill there
+    // (test/backend/no-spills): it computes the term again instead.
+    bool Kept = false;
+    for (size_t J = I + 1; J < Phases.size(); ++J) {
+      if (Phases[J].Kind == RowPhaseKind::Row || !contains(Phases[J].reads(), P.Term))
+        continue;
+      if (dividesFloat(Phases[J].reads()))
+        return false;
+      Kept = true;
+    }
+    return Kept;
+  }
+
   /// for v in 0..Width unroll { let c = c0 + v { S } }.
   Stmt perColumn(Stmt S, unsigned Line) const {
     if (usesAnyVar(S, {Col}))
@@ -336,13 +436,25 @@ private:
   /// A reduction: the thread's columns, a butterfly per warp, the warp
   /// totals through Totals (shared) and one barrier, then a butterfly over
   /// them in every warp, so every thread holds the total for the epilogue.
-  Stmt reduce(Mode M, const RowPhase &P, const std::string &Totals, std::vector<bool> &Filled) {
+  Stmt reduce(Mode M, size_t I, const std::string &Totals, std::vector<bool> &Filled) {
+    const RowPhase &P = Phases[I];
     const Buffer &Acc = P.Acc->Buf;
     unsigned Line = P.Line;
     Expr A = load(Acc.Type, Acc.Name, {intImm(0)});
     auto Step1 = [&](ExprReplacer &R) {
-      return store(Acc.Name, {intImm(0)}, binary(P.Op, A, R.mutate(P.Term)), Line);
+      return store(Acc.Name, {intImm(0)}, binary(P.Op, A, apply(R, P.Term)), Line);
     };
+    // Held: a term a later phase computes again is kept, element by element.
+    auto Keep = [&](ExprReplacer &R) {
+      Expr T = apply(R, P.Term);
+      Expr Slot = load(T->Type, KeepName[I], {var(Step), var(V)});
+      Stmt S = block({store(KeepName[I], {var(Step), var(V)}, T, Line),
+                      store(Acc.Name, {intImm(0)}, binary(P.Op, A, Slot), Line)},
+                     Line);
+      Kept.Map.push_back({T, Slot});
+      return perColumn(S, Line);
+    };
+    bool Keeps = M == Mode::Cached && !KeepName[I].empty();
     std::vector<Stmt> Body = P.Init;
     // Every thread starts from init: right for max and min, and for + and
     // * only when init is the identity.
@@ -353,8 +465,10 @@ private:
       Body.push_back(ifThen(binary(BinaryOp::Ne, tid(), intImm(0)),
                             store(Acc.Name, {intImm(0)}, Identity, Line), nullptr, Line));
     Body.push_back(sweep(M, P, Filled, [&](ExprReplacer &R) { return Step1(R); },
-                         [&](ExprReplacer &R) { return perColumn(Step1(R), Line); }));
-    Body.push_back(butterflies(P, WarpSize));
+                         [&](ExprReplacer &R) {
+                           return Keeps ? Keep(R) : perColumn(Step1(R), Line);
+                         }));
+    Body.push_back(butterflies(P, std::min<int64_t>(Block, WarpSize)));
     int64_t Warps = Block / WarpSize;
     if (Warps > 1) {
       Body.push_back(ifThen(binary(BinaryOp::Eq, lane(), intImm(0)),
@@ -384,9 +498,9 @@ private:
   Stmt elementwise(Mode M, const RowPhase &P, std::vector<bool> &Filled) {
     unsigned Line = P.Line;
     DType VT = P.Value->Type;
-    auto One = [&](ExprReplacer &R) { return store(P.Out, P.OutIdx, R.mutate(P.Value), Line); };
+    auto One = [&](ExprReplacer &R) { return store(P.Out, P.OutIdx, apply(R, P.Value), Line); };
     auto Run = [&](ExprReplacer &R) {
-      Stmt Compute = perColumn(store(Val, {var(V)}, R.mutate(P.Value), Line), Line);
+      Stmt Compute = perColumn(store(Val, {var(V)}, apply(R, P.Value), Line), Line);
       Stmt Write = pieces(VT, [&](Expr InRun, Expr InRow) {
         std::vector<Expr> Idx;
         for (const Expr &I : P.OutIdx)
@@ -396,21 +510,30 @@ private:
       return allocate(tempBuffer(Val, VT, {intImm(Width)}, MemScope::Register),
                       block({Compute, Write}, Line), Line);
     };
-    return sweep(M, P, Filled, One, Run);
+    Stmt S = sweep(M, P, Filled, One, Run);
+    return Guard ? ifThen(Guard, S, nullptr, Line) : S;
   }
 
   Stmt version(Mode M, const std::vector<std::string> &Totals, unsigned Line) {
+    Kept.Map.clear();
     std::vector<Stmt> Out;
     std::vector<bool> Filled(Staged.size(), false);
     for (size_t I = 0; I < Phases.size(); ++I) {
       const RowPhase &P = Phases[I];
       switch (P.Kind) {
       case RowPhaseKind::Row: Out.push_back(byOwner(P.Row)); break;
-      case RowPhaseKind::Reduction: Out.push_back(reduce(M, P, Totals[I], Filled)); break;
+      case RowPhaseKind::Reduction: Out.push_back(reduce(M, I, Totals[I], Filled)); break;
       case RowPhaseKind::Element: Out.push_back(elementwise(M, P, Filled)); break;
       }
     }
+    Kept.Map.clear();
     Stmt Body = block(std::move(Out), Line);
+    if (M == Mode::Cached)
+      for (size_t I = Phases.size(); I-- > 0;)
+        if (!KeepName[I].empty())
+          Body = allocate(tempBuffer(KeepName[I], Phases[I].Term->Type,
+                                     {intImm(Runs), intImm(Width)}, MemScope::Register),
+                          Body, Line);
     if (M == Mode::Cached)
       for (size_t K = Staged.size(); K-- > 0;)
         if (Cached[K])
@@ -420,53 +543,134 @@ private:
     return Body;
   }
 
+  /// The versions of the chain for threads per row Block, widest first:
+  /// held when the row fits (always, for a warp per row), re-read in runs,
+  /// one element at a time.
+  Stmt versions(const std::vector<std::string> &Totals, bool WarpEach, unsigned Line) {
+    Stmt Body = version(Mode::Scalar, Totals, Line);
+    if (!Width)
+      return Body;
+    bool Holds = llvm::is_contained(Cached, true);
+    if (WarpEach)
+      return ifThen(WideCond, version(Holds ? Mode::Cached : Mode::Wide, Totals, Line), Body,
+                    Line);
+    Body = ifThen(WideCond, version(Mode::Wide, Totals, Line), Body, Line);
+    if (CachedCond)
+      Body = ifThen(CachedCond, version(Mode::Cached, Totals, Line), Body, Line);
+    return Body;
+  }
+
   Stmt build(unsigned Line, const LoopRun &Run) {
     int64_t Warps = Block / WarpSize;
     std::vector<std::string> Totals(Phases.size());
     std::vector<Buffer> Shared;
     for (size_t I = 0; I < Phases.size(); ++I)
-      if (Phases[I].Kind == RowPhaseKind::Reduction && Warps > 1) {
+      if (Phases[I].Kind == RowPhaseKind::Reduction && PerBlock && Warps > 1) {
         const Buffer &A = Phases[I].Acc->Buf;
         Totals[I] = Names.fresh(A.Name + "_warps");
         Shared.push_back(tempBuffer(Totals[I], A.Type, {intImm(Warps)}, MemScope::Shared));
       }
-    // 1. The versions, widest first.
-    Stmt Body = version(Mode::Scalar, Totals, Line);
-    std::string How = "one element at a time";
-    if (Width) {
-      Body = ifThen(WideCond, version(Mode::Wide, Totals, Line), Body, Line);
-      How = "runs of " + std::to_string(Width) + " elements (16 bytes where " + WideWhy +
-            " take whole aligned runs, else one element at a time), re-read in each phase";
-      if (CachedCond) {
-        Body = ifThen(CachedCond, version(Mode::Cached, Totals, Line), Body, Line);
-        How += ", or held in registers when the row fits (" +
-               std::to_string(Block * Width * Runs) + " elements: " +
-               std::to_string(Width * Runs) + " a thread), so it is read once";
+    Expr Rows = flatExtent(Run.Loops);
+    auto Hold = [&](Stmt Body) {
+      for (auto It = Held.rbegin(); It != Held.rend(); ++It)
+        Body = allocate((*It)->Buf, Body, (*It)->SrcLine);
+      return Body;
+    };
+    // 1. A block per row: thread tid = warp * 32 + lane of row `row`.
+    Stmt Body;
+    Expr Grid;
+    if (PerBlock) {
+      Body = Hold(versions(Totals, false, Line));
+      Body = letStmt(Tid, add(mul(var(Warp), intImm(WarpSize)), lane()), Body, Line);
+      Body = bindFlatIndex(Run.Loops, var(Row), Body);
+      Grid = Rows;
+    }
+    // 2. Groups of G lanes per row, widest first so that the narrowest
+    //    test comes first: lane tid = lane % G of row rw = row * (8 * 32 /
+    //    G) + warp * (32 / G) + lane / G. No barrier: a warp's rows past
+    //    the end skip the body when a row is a warp; with several rows a
+    //    warp, their lanes compute on the last row and store nothing.
+    for (auto It = LaneGroups.rbegin(); It != LaneGroups.rend(); ++It) {
+      int64_t G = *It, PerWarpRows = WarpSize / G;
+      int64_t Saved = Block;
+      Block = G;
+      Expr Exists = lt(var(RowOfWarp), Rows);
+      Guard = G < WarpSize ? Exists : nullptr;
+      Stmt ByGroup = Hold(versions(Totals, true, Line));
+      Block = Saved;
+      ByGroup = letStmt(Tid, G < WarpSize ? imod(lane(), intImm(G)) : lane(), ByGroup, Line);
+      if (Guard) {
+        ByGroup = bindFlatIndex(Run.Loops, var(RowOfRange), ByGroup);
+        ByGroup = letStmt(RowOfRange, binary(BinaryOp::Min, var(RowOfWarp), sub(Rows, intImm(1))),
+                          ByGroup, Line);
+      } else {
+        ByGroup = ifThen(Exists, bindFlatIndex(Run.Loops, var(RowOfWarp), ByGroup), nullptr, Line);
+      }
+      Guard = nullptr;
+      Expr First = add(mul(var(Row), intImm(ReduceRowsPerBlock * PerWarpRows)),
+                       PerWarpRows > 1 ? mul(var(Warp), intImm(PerWarpRows)) : var(Warp));
+      if (PerWarpRows > 1)
+        First = add(First, idiv(lane(), intImm(G)));
+      ByGroup = letStmt(RowOfWarp, First, ByGroup, Line);
+      Expr Blocks = ceilDiv(Rows, ReduceRowsPerBlock * PerWarpRows);
+      if (Body) {
+        Expr Fits = le(Cols, intImm(G * PerThread));
+        Body = ifThen(Fits, ByGroup, Body, Line);
+        Grid = select(Fits, Blocks, Grid);
+      } else {
+        Body = ByGroup;
+        Grid = Blocks;
       }
     }
-    // 2. Every thread holds the values per row.
-    for (auto It = Held.rbegin(); It != Held.rend(); ++It)
-      Body = allocate((*It)->Buf, Body, (*It)->SrcLine);
-    Body = letStmt(Tid, add(mul(var(Warp), intImm(WarpSize)), lane()), Body, Line);
-    Body = forLoop(Warp, intImm(0), intImm(Warps), ForKind::Warp,
+    int64_t WarpsPerBlock = PerBlock ? Warps : ReduceRowsPerBlock;
+    Body = forLoop(Warp, intImm(0), intImm(WarpsPerBlock), ForKind::Warp,
                    forLoop(Lane, intImm(0), intImm(WarpSize), ForKind::Lane, Body, Line), Line);
     for (auto It = Shared.rbegin(); It != Shared.rend(); ++It)
       Body = allocate(*It, Body, Line);
-    Body = bindFlatIndex(Run.Loops, var(Row), Body);
+
+    // 3. The note and the remark.
+    std::string How = "one element at a time";
+    if (Width) {
+      How = "runs of " + std::to_string(Width) + " elements (16 bytes where " + WideWhy +
+            " take whole aligned runs, else one element at a time)";
+      if (PerBlock)
+        How += ", re-read in each phase" +
+               std::string(CachedCond ? ", or held in registers when the row fits (" +
+                                            std::to_string(Block * Width * Runs) + " elements: " +
+                                            std::to_string(Width * Runs) +
+                                            " a thread), so it is read once"
+                                      : "");
+      else if (llvm::is_contained(Cached, true))
+        How += ", held in registers, so it is read once";
+    }
     unsigned Reductions = llvm::count_if(
         Phases, [](const RowPhase &P) { return P.Kind == RowPhaseKind::Reduction; });
+    std::string Mapping;
+    for (int64_t G : LaneGroups)
+      Mapping += (Mapping.empty() ? "" : ", ") +
+                 (G == WarpSize ? std::string("one warp per row")
+                                : std::to_string(G) + " lanes per row") +
+                 (LaneGroups.size() > 1 || PerBlock
+                      ? " for rows of up to " + std::to_string(G * PerThread) +
+                            " elements"
+                      : std::string());
+    if (PerBlock)
+      Mapping += (Mapping.empty() ? "" : ", else ") + std::string("one block of ") +
+                 std::to_string(Block) + " threads per row";
     std::string What = "[row-chain] " + std::to_string(Phases.size()) + " phases (" +
-                       std::to_string(Reductions) + " reductions) in one block of " +
-                       std::to_string(Block) + " threads per row; every thread holds the values "
-                       "per row; the row moves in " + How +
+                       std::to_string(Reductions) + " reductions) in " + Mapping +
+                       "; every thread holds the values per row; the row moves in " + How +
                        "; each reduction: shfl_xor butterflies" +
-                       (Warps > 1 ? ", the warp totals through shared memory, one barrier" : "");
+                       (PerBlock && Warps > 1
+                            ? ", in a block the warp totals through shared memory, one barrier"
+                            : "");
     remark("row-chain", Line,
-           "took it: " + std::to_string(Phases.size()) + " phases, one block of " +
-               std::to_string(Block) + " threads per row" +
-               (CachedCond ? ", the row held in registers when it fits" : ""));
-    return forLoop(Row, intImm(0), flatExtent(Run.Loops), ForKind::BlockX,
-                   block({note(What, Line), Body}, Line), Line);
+           "took it: " + std::to_string(Phases.size()) + " phases, " + Mapping +
+               (CachedCond || (!LaneGroups.empty() && llvm::is_contained(Cached, true))
+                    ? ", the row held in registers when it fits"
+                    : ""));
+    return forLoop(Row, intImm(0), Grid, ForKind::BlockX, block({note(What, Line), Body}, Line),
+                   Line);
   }
 };
 
