@@ -14,6 +14,7 @@
 // Exit status: 0 when every check passed, 1 when one failed, 2 without a GPU.
 #include "attention.h"
 #include "bgemm_f16.h"
+#include "cross_entropy.h"
 #include "elementwise.h"
 #include "elementwise_f16.h"
 #include "gemm_bf16.h"
@@ -24,6 +25,7 @@
 #include "gemm_i8.h"
 #include "gemm_tf32.h"
 #include "layernorm.h"
+#include "rmsnorm.h"
 #include "rowsum.h"
 #include "softmax.h"
 #include "transpose.h"
@@ -173,14 +175,19 @@ std::vector<double> host(const Buf &b, size_t first = 0, size_t count = SIZE_MAX
 
 // gpu_check.py's rule: |out - ref| <= tol * (|ref| + mean |ref|); NaN fails.
 // Returns the largest error; *bad is set on the first mismatch.
+// The error of out against ref relative to each element plus the mean
+// magnitude; differences up to absTol (the spacing of the output dtype's
+// subnormals, where a correctly rounded result moves that much) count as none.
 double compare(const std::vector<double> &ref, const std::vector<double> &out, double tol,
-               std::string *bad) {
+               std::string *bad, double absTol = 0) {
   double scale = 0;
   for (double r : ref) scale += std::fabs(r);
   scale = ref.empty() || scale == 0 ? 1e-30 : scale / ref.size();
   double maxErr = 0;
   for (size_t i = 0; i < ref.size(); ++i) {
-    double err = std::isnan(out[i]) ? INFINITY : std::fabs(out[i] - ref[i]) / (std::fabs(ref[i]) + scale);
+    double err = std::isnan(out[i]) ? INFINITY
+                                    : std::max(0.0, std::fabs(out[i] - ref[i]) - absTol) /
+                                          (std::fabs(ref[i]) + scale);
     maxErr = std::max(maxErr, err);
     if (!(err <= tol) && bad->empty()) {
       char m[160];
@@ -456,7 +463,9 @@ void memCase(const char *kernel, std::string shape, const char *dtype, Launch td
   c.check = [&](double *e, double *pe) {
     std::string bad;
     *e = 0, *pe = NAN;
-    for (long r : sampleRows) *e = std::max(*e, compare(ref(r), host(out, size_t(r) * rowLen, rowLen), tol, &bad));
+    double absTol = out.t == DType::F16 ? std::ldexp(1.0, -24) : 0.0;
+    for (long r : sampleRows)
+      *e = std::max(*e, compare(ref(r), host(out, size_t(r) * rowLen, rowLen), tol, &bad, absTol));
     return bad;
   };
   runCase(c);
@@ -518,6 +527,17 @@ void suiteMemoryBound() {
               return ref;
             });
   }
+}
+
+// The row-wise chains (softmax, layernorm, rmsnorm, cross-entropy) at the
+// suite's square shape and at long rows (a 32000-word vocabulary, 131072)
+// and short ones (64), each against the copy kernel moving its bytes.
+void suiteRows() {
+  std::vector<std::array<long, 2>> shapes = {{8192, 8192}, {2048, 32000}, {128, 131072}, {262144, 64}};
+  if (opts.quick) shapes = {{257, 300}};
+  for (const auto &Shape : shapes) {
+  const long R = Shape[0], Cn = Shape[1];
+  std::vector<long> sample = {0, 1, R / 2, R - 1};
   if (selected("softmax")) {
     Buf X(size_t(R) * Cn, DType::F16), Y(X.n, DType::F16);
     fill(X);
@@ -546,6 +566,42 @@ void suiteMemoryBound() {
               for (long c = 0; c < Cn; ++c) x[c] = (x[c] - mean) * rstd * gh[c] + bh[c];
               return x;
             });
+  }
+  if (selected("rmsnorm")) {
+    Buf X(size_t(R) * Cn, DType::F16), w(Cn, DType::F16), Y(X.n, DType::F16);
+    fill(X), fill(w);
+    auto wh = host(w);
+    memCase("rmsnorm", fmtShape({R, Cn}), "f16",
+            [&] { return tdslErr(tdsl_rmsnorm(X.as<tdsl_f16>(), w.as<tdsl_f16>(), Y.as<tdsl_f16>(), R, Cn, 0)); },
+            Y, 2.0 * X.bytes() + w.bytes(), 4.0 * X.n, sample, Cn, 1e-2, [&](long r) {
+              auto x = host(X, size_t(r) * Cn, Cn);
+              double ss = 0;
+              for (double v : x) ss += v * v;
+              double inv = 1 / std::sqrt(ss / Cn + 1e-6);
+              for (long c = 0; c < Cn; ++c) x[c] = x[c] * inv * wh[c];
+              return x;
+            });
+  }
+  if (selected("cross_entropy")) {
+    Buf X(size_t(R) * Cn, DType::F16), label(R, DType::I32), loss(R, DType::F32);
+    fill(X);
+    std::vector<int32_t> lh(R);
+    for (long r = 0; r < R; ++r) lh[r] = int32_t((r * 7919) % Cn);
+    CUDA_OR_DIE(cudaMemcpy(label.p, lh.data(), label.bytes(), cudaMemcpyHostToDevice));
+    memCase("cross_entropy", fmtShape({R, Cn}), "f16",
+            [&] { return tdslErr(tdsl_cross_entropy(X.as<tdsl_f16>(), label.as<int32_t>(), loss.as<float>(), R, Cn, 0)); },
+            loss, double(X.bytes() + label.bytes() + loss.bytes()), 4.0 * X.n, {0}, R,
+            1e-4 * std::max(1.0, std::log(double(Cn))), [&](long) {
+              std::vector<double> ref;
+              for (long r = 0; r < R; ++r) {
+                auto x = host(X, size_t(r) * Cn, Cn);
+                double mx = *std::max_element(x.begin(), x.end()), s = 0;
+                for (double v : x) s += std::exp(v - mx);
+                ref.push_back(std::log(s) + mx - x[lh[r]]);
+              }
+              return ref;
+            });
+  }
   }
 }
 
@@ -752,6 +808,7 @@ int main(int argc, char **argv) {
   suiteGemms();
   suiteGemmVariants();
   suiteMemoryBound();
+  suiteRows();
   suiteAttention();
   suiteAblation();
   report(prop);

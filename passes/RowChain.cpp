@@ -121,6 +121,7 @@ private:
   // takes part, or none does (one left out would be accessed with a
   // stride of a run).
   void plan() {
+    KeepName.assign(Phases.size(), "");
     Staged.clear();
     Cached.clear();
     RunName.clear();
@@ -245,7 +246,6 @@ private:
       Cached.push_back(Uses[K] > 1);
     }
     Runs = std::max<int64_t>(1, PerThread / Width);
-    KeepName.assign(Phases.size(), "");
     for (size_t I = 0; I < Phases.size(); ++I)
       if (keepsTerm(I))
         KeepName[I] = Names.fresh(Phases[I].Acc->Buf.Name + "_terms");
@@ -318,10 +318,9 @@ private:
   /// registers (held ones once, in the first phase reading them), then
   /// Body(values, column) per element of the run; or, one element at a
   /// time, Body per column of the thread.
-  Stmt sweep(Mode M, const RowPhase &P, std::vector<bool> &Filled,
+  Stmt sweep(Mode M, const std::vector<Expr> &Reads, unsigned Line, std::vector<bool> &Filled,
              const std::function<Stmt(ExprReplacer &)> &PerElement,
              const std::function<Stmt(ExprReplacer &)> &PerRun) {
-    unsigned Line = P.Line;
     if (M == Mode::Scalar) {
       ExprReplacer None;
       Expr Trips = idiv(add(sub(Cols, tid()), intImm(Block - 1)), intImm(Block));
@@ -333,7 +332,9 @@ private:
     std::vector<Stmt> Before, Fills;
     std::vector<Buffer> Regs;
     ExprReplacer R;
-    std::vector<Expr> Loads = loadsOf(P.reads());
+    std::vector<Expr> Loads;
+    for (const Expr &E : Reads)
+      llvm::append_range(Loads, loadsOf(E));
     for (size_t K = 0; K < Staged.size(); ++K) {
       if (llvm::none_of(Loads, [&](const Expr &L) { return structurallyEqual(L, Staged[K]); }))
         continue;
@@ -436,61 +437,109 @@ private:
   /// A reduction: the thread's columns, a butterfly per warp, the warp
   /// totals through Totals (shared) and one barrier, then a butterfly over
   /// them in every warp, so every thread holds the total for the epilogue.
-  Stmt reduce(Mode M, size_t I, const std::string &Totals, std::vector<bool> &Filled) {
-    const RowPhase &P = Phases[I];
-    const Buffer &Acc = P.Acc->Buf;
-    unsigned Line = P.Line;
-    Expr A = load(Acc.Type, Acc.Name, {intImm(0)});
-    auto Step1 = [&](ExprReplacer &R) {
-      return store(Acc.Name, {intImm(0)}, binary(P.Op, A, apply(R, P.Term)), Line);
-    };
-    // Held: a term a later phase computes again is kept, element by element.
-    auto Keep = [&](ExprReplacer &R) {
+  /// Consecutive reductions Members, none reading another's result (the
+  /// max and the picked logit of cross-entropy): one sweep over the row
+  /// folds each thread's columns into every accumulator; then per
+  /// accumulator a butterfly per warp, in a block the warps' totals through
+  /// shared memory (Totals[phase]) and one barrier for all, and a
+  /// butterfly over them in every warp, so every thread holds each total
+  /// for the epilogues.
+  Stmt reduce(Mode M, const std::vector<size_t> &Members, const std::vector<std::string> &Totals,
+              std::vector<bool> &Filled) {
+    unsigned Line = Phases[Members.front()].Line;
+    auto AccOf = [&](size_t I) { return load(Phases[I].Acc->Buf.Type, Phases[I].Acc->Buf.Name,
+                                             {intImm(0)}); };
+    // One element of phase I: ACC = ACC OP E; held, a term a later phase
+    // computes again is kept too.
+    auto Step1 = [&](size_t I, ExprReplacer &R, bool InRun) {
+      const RowPhase &P = Phases[I];
       Expr T = apply(R, P.Term);
+      if (!InRun || M != Mode::Cached || KeepName[I].empty())
+        return store(P.Acc->Buf.Name, {intImm(0)}, binary(P.Op, AccOf(I), T), P.Line);
       Expr Slot = load(T->Type, KeepName[I], {var(Step), var(V)});
-      Stmt S = block({store(KeepName[I], {var(Step), var(V)}, T, Line),
-                      store(Acc.Name, {intImm(0)}, binary(P.Op, A, Slot), Line)},
-                     Line);
       Kept.Map.push_back({T, Slot});
-      return perColumn(S, Line);
+      return block({store(KeepName[I], {var(Step), var(V)}, T, P.Line),
+                    store(P.Acc->Buf.Name, {intImm(0)}, binary(P.Op, AccOf(I), Slot), P.Line)},
+                   P.Line);
     };
-    bool Keeps = M == Mode::Cached && !KeepName[I].empty();
-    std::vector<Stmt> Body = P.Init;
-    // Every thread starts from init: right for max and min, and for + and
-    // * only when init is the identity.
-    Expr Identity = identityOf(P.Op, Acc.Type);
-    if (!isIdempotent(P.Op) &&
-        !(P.Init.size() == 1 &&
-          structurallyEqual(static_cast<const StoreNode &>(*P.Init[0]).Value, Identity)))
-      Body.push_back(ifThen(binary(BinaryOp::Ne, tid(), intImm(0)),
-                            store(Acc.Name, {intImm(0)}, Identity, Line), nullptr, Line));
-    Body.push_back(sweep(M, P, Filled, [&](ExprReplacer &R) { return Step1(R); },
-                         [&](ExprReplacer &R) {
-                           return Keeps ? Keep(R) : perColumn(Step1(R), Line);
-                         }));
-    Body.push_back(butterflies(P, std::min<int64_t>(Block, WarpSize)));
+    std::vector<Stmt> Body;
+    std::vector<Expr> Reads;
+    for (size_t I : Members) {
+      const RowPhase &P = Phases[I];
+      llvm::append_range(Body, P.Init);
+      // Every thread starts from init: right for max and min, and for +
+      // and * only when init is the identity.
+      Expr Identity = identityOf(P.Op, P.Acc->Buf.Type);
+      if (!isIdempotent(P.Op) &&
+          !(P.Init.size() == 1 &&
+            structurallyEqual(static_cast<const StoreNode &>(*P.Init[0]).Value, Identity)))
+        Body.push_back(ifThen(binary(BinaryOp::Ne, tid(), intImm(0)),
+                              store(P.Acc->Buf.Name, {intImm(0)}, Identity, P.Line), nullptr,
+                              P.Line));
+      Reads.push_back(P.Term);
+    }
+    auto Steps = [&](ExprReplacer &R, bool InRun) {
+      std::vector<Stmt> Out;
+      for (size_t I : Members)
+        Out.push_back(Step1(I, R, InRun));
+      return block(std::move(Out), Line);
+    };
+    Body.push_back(sweep(M, Reads, Line, Filled, [&](ExprReplacer &R) { return Steps(R, false); },
+                         [&](ExprReplacer &R) { return perColumn(Steps(R, true), Line); }));
+    for (size_t I : Members)
+      Body.push_back(butterflies(Phases[I], std::min<int64_t>(Block, WarpSize)));
     int64_t Warps = Block / WarpSize;
     if (Warps > 1) {
-      Body.push_back(ifThen(binary(BinaryOp::Eq, lane(), intImm(0)),
-                            store(Totals, {var(Warp)}, A, Line), nullptr, Line));
+      for (size_t I : Members)
+        Body.push_back(ifThen(binary(BinaryOp::Eq, lane(), intImm(0)),
+                              store(Totals[I], {var(Warp)}, AccOf(I), Line), nullptr, Line));
       Body.push_back(barrier(Line));
       // Every aligned group of Group lanes takes the Warps totals, so that
       // every lane ends with the total: lanes past Warps in a group repeat
       // a total (max, min: lane % Warps covers every residue in any Group
       // consecutive lanes) or hold the identity (+, *).
       int64_t Group = static_cast<int64_t>(llvm::PowerOf2Ceil(Warps));
-      Expr Slot = Warps == WarpSize ? lane() : imod(lane(), intImm(Warps));
-      Expr Total = load(Acc.Type, Totals, {Slot});
-      if (Group != Warps && !isIdempotent(P.Op)) {
-        Expr InGroup = imod(lane(), intImm(Group));
-        Total = select(lt(InGroup, intImm(Warps)), load(Acc.Type, Totals, {InGroup}), Identity);
+      for (size_t I : Members) {
+        const RowPhase &P = Phases[I];
+        DType T = P.Acc->Buf.Type;
+        Expr Slot = Warps == WarpSize ? lane() : imod(lane(), intImm(Warps));
+        Expr Total = load(T, Totals[I], {Slot});
+        if (Group != Warps && !isIdempotent(P.Op)) {
+          Expr InGroup = imod(lane(), intImm(Group));
+          Total = select(lt(InGroup, intImm(Warps)), load(T, Totals[I], {InGroup}),
+                         identityOf(P.Op, T));
+        }
+        Body.push_back(store(P.Acc->Buf.Name, {intImm(0)}, Total, P.Line));
+        Body.push_back(butterflies(P, Group));
       }
-      Body.push_back(store(Acc.Name, {intImm(0)}, Total, Line));
-      Body.push_back(butterflies(P, Group));
     }
-    for (const Stmt &E : P.Epilogue)
-      Body.push_back(byOwner(E));
-    return allocate(Acc, block(std::move(Body), Line), Line);
+    for (size_t I : Members)
+      for (const Stmt &E : Phases[I].Epilogue)
+        Body.push_back(byOwner(E));
+    Stmt Out = block(std::move(Body), Line);
+    for (auto It = Members.rbegin(); It != Members.rend(); ++It)
+      Out = allocate(Phases[*It].Acc->Buf, Out, Phases[*It].Acc->SrcLine);
+    return Out;
+  }
+
+  /// The reductions from phase I on that one sweep folds together where
+  /// the row is re-read (one read of it fewer each): each next one while
+  /// it reads nothing the ones before store.
+  std::vector<size_t> sweepGroup(size_t I) const {
+    std::vector<size_t> Members = {I};
+    std::vector<std::string> Written;
+    for (size_t J = I;; ++J) {
+      for (const Stmt &E : Phases[J].Epilogue)
+        Written.push_back(static_cast<const StoreNode &>(*E).Buffer);
+      if (J + 1 == Phases.size() || Phases[J + 1].Kind != RowPhaseKind::Reduction)
+        return Members;
+      bool Reads = llvm::any_of(loadsOf(Phases[J + 1].Term), [&](const Expr &L) {
+        return llvm::is_contained(Written, static_cast<const LoadNode &>(*L).Buffer);
+      });
+      if (Reads)
+        return Members;
+      Members.push_back(J + 1);
+    }
   }
 
   /// An elementwise phase: each run computed into registers, then stored
@@ -510,7 +559,7 @@ private:
       return allocate(tempBuffer(Val, VT, {intImm(Width)}, MemScope::Register),
                       block({Compute, Write}, Line), Line);
     };
-    Stmt S = sweep(M, P, Filled, One, Run);
+    Stmt S = sweep(M, {P.Value}, Line, Filled, One, Run);
     return Guard ? ifThen(Guard, S, nullptr, Line) : S;
   }
 
@@ -522,7 +571,14 @@ private:
       const RowPhase &P = Phases[I];
       switch (P.Kind) {
       case RowPhaseKind::Row: Out.push_back(byOwner(P.Row)); break;
-      case RowPhaseKind::Reduction: Out.push_back(reduce(M, I, Totals[I], Filled)); break;
+      case RowPhaseKind::Reduction: {
+        // Held rows gain nothing from one sweep (measured a little slower).
+        std::vector<size_t> Members =
+            M == Mode::Cached ? std::vector<size_t>{I} : sweepGroup(I);
+        Out.push_back(reduce(M, Members, Totals, Filled));
+        I = Members.back();
+        break;
+      }
       case RowPhaseKind::Element: Out.push_back(elementwise(M, P, Filled)); break;
       }
     }

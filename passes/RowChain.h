@@ -25,7 +25,8 @@
 //   into registers and every phase reads them there, so the row is read
 //   from memory once (a reduction's term a later phase computes again is
 //   kept too); longer rows re-read their runs from memory (the L2 cache)
-//   in each phase; other rows go one element at a time. Nothing held
+//   in each phase, consecutive reductions that read none of each other's
+//   results in one sweep; other rows go one element at a time. Nothing held
 //   lives across an f32 division (its slow path is a call, where it would
 //   spill). Results differ from the serial loops only by the
 //   reassociation of OP, the same on every run.
