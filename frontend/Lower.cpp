@@ -135,6 +135,7 @@ private:
   /// its intermediates held per row.
   std::map<const ast::Stmt *, const LowerPlan::RowChain *> ChainOf;
   const std::set<std::string> *RowLocal = nullptr;
+  const std::set<std::string> *Recompute = nullptr;
   /// While a chain is lowered: its outputs per row and the register that
   /// holds each for the statements after it.
   std::map<std::string, std::string> RowCopy;
@@ -244,8 +245,9 @@ private:
   Stmt lowerChain(const LowerPlan::RowChain &C) {
     const ast::Stmt &First = *C.Members.front();
     unsigned Line = LineOf(First.Loc);
-    size_t Rows = First.Indices.size();
+    size_t Rows = C.Rows;
     RowLocal = &C.RowLocal;
+    Recompute = &C.Recomputed;
     RowCopy.clear();
     std::vector<const ast::Stmt *> Copied;
     for (const ast::Stmt *M : C.Members)
@@ -270,6 +272,7 @@ private:
       Body.push_back(L);
     }
     RowLocal = nullptr;
+    Recompute = nullptr;
     Stmt Nest = block(std::move(Body));
     for (auto It = Copied.rbegin(); It != Copied.rend(); ++It) {
       Buffer B;
@@ -393,7 +396,7 @@ private:
   Expr lowerRead(const ast::Tensor &T, std::vector<Expr> Idx) {
     if (&T == EpilogueOf)
       return EpilogueValue; // read at the contraction's own indices
-    if (inlined(T)) {
+    if (inlined(T) || (Recompute && Recompute->count(T.Name))) {
       const ast::Stmt &D = *T.Definition;
       Expr V = cast(T.Type, lowerAs(T.Type, *D.Value));
       // The map's indices become the reader's subscripts, through fresh

@@ -52,10 +52,15 @@ struct LowerPlan {
   /// one-element registers inside the row loops, read and written at [0];
   /// HeldOutputs, outputs per row that later members read, are stored and
   /// also held in such a register, which those reads take.
+  /// Recomputed, tensors a member writes per element, read by later
+  /// members as the writer's value at their own element. Rows: how many of
+  /// the first member's indices are the rows.
   struct RowChain {
     std::vector<const ast::Stmt *> Members;
     std::set<std::string> RowLocal;
     std::set<std::string> HeldOutputs;
+    std::set<std::string> Recomputed;
+    size_t Rows = 0;
   };
   std::vector<RowChain> RowChains;
 };

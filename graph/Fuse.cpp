@@ -295,6 +295,8 @@ FusionPlan planFusion(const KernelGraph &G, const FusionOptions &O) {
     }
     LC.RowLocal.insert(C.RowLocal.begin(), C.RowLocal.end());
     LC.HeldOutputs.insert(C.HeldOutputs.begin(), C.HeldOutputs.end());
+    LC.Recomputed.insert(C.Recomputed.begin(), C.Recomputed.end());
+    LC.Rows = C.Rows;
     P.Lower.RowChains.push_back(std::move(LC));
   }
   // Groups: each node not inlined roots one, but an epilogue map joins

@@ -96,7 +96,8 @@ std::optional<Role> roleOf(const Node &N, const Shape &Sh, std::string &Why) {
 /// Why N cannot read what the chain Members computed, or "".
 std::string readRefusal(const KernelGraph &G, const Node &N, const std::vector<unsigned> &Members,
                         const std::vector<bool> &Inlined, size_t Rows,
-                        std::vector<std::string> &HeldOutputs) {
+                        std::vector<std::string> &HeldOutputs,
+                        std::vector<std::string> &Recomputed) {
   std::vector<FlatRead> Reads;
   flatReads(G, N, Inlined, {}, Reads);
   for (const FlatRead &F : Reads) {
@@ -106,8 +107,19 @@ std::string readRefusal(const KernelGraph &G, const Node &N, const std::vector<u
     // chain's elements go to memory, where another thread may not have
     // written them yet.
     const Node &P = G.Nodes[F.R->Producer];
-    if (P.Domain.size() != Rows)
-      return "reads '" + P.target() + "', which the chain writes to memory per element";
+    if (P.Domain.size() != Rows) {
+      // An element the chain writes, read at its own row and column, is
+      // computed again there (add + norm's sum H, stored and normalized).
+      const std::string &Col = N.Reduced.empty() ? N.Domain.back() : N.Reduced[0];
+      bool Same = F.Map.size() == Rows + 1 && F.Map[Rows] == ast::Affine::symbol(Col);
+      for (size_t D = 0; Same && D < Rows; ++D)
+        Same = F.Map[D] == ast::Affine::symbol(N.Domain[D]);
+      if (!Same)
+        return "reads '" + P.target() + "', which the chain writes to memory, at another element";
+      if (!llvm::is_contained(Recomputed, P.target()))
+        Recomputed.push_back(P.target());
+      continue;
+    }
     bool Plain = F.Map.size() == Rows;
     for (size_t D = 0; Plain && D < Rows; ++D)
       Plain = F.Map[D] == ast::Affine::symbol(N.Domain[D]);
@@ -154,27 +166,33 @@ std::vector<RowChainNodes> findRowChains(const KernelGraph &G, const std::vector
   };
   for (size_t I = 0; I < Roots.size();) {
     const Node &Start = G.Nodes[Roots[I]];
-    bool Head = Start.Class == NodeClass::Reduction && Start.S->Op != ast::AssignOp::Assign &&
-                !Start.Domain.empty() && Start.Reduced.size() == 1;
+    // A chain starts at a reduction along one index, or at a map per
+    // element whose rows the reductions after it take (add + norm).
+    bool Reduces = Start.Class == NodeClass::Reduction && Start.S->Op != ast::AssignOp::Assign &&
+                   !Start.Domain.empty() && Start.Reduced.size() == 1;
+    bool Maps = Start.Class == NodeClass::Map && Start.S->Op == ast::AssignOp::Assign &&
+                Start.Domain.size() >= 2;
+    bool Head = Reduces || Maps;
     if (!Head) {
       ++I;
       continue;
     }
     Shape Sh;
-    for (const std::string &D : Start.Domain)
-      Sh.Rows.push_back(Start.S->Ranges.at(D));
-    Sh.Cols = Start.S->Ranges.at(Start.Reduced[0]);
+    size_t Rows = Reduces ? Start.Domain.size() : Start.Domain.size() - 1;
+    for (size_t D = 0; D < Rows; ++D)
+      Sh.Rows.push_back(Start.S->Ranges.at(Start.Domain[D]));
+    Sh.Cols = Start.S->Ranges.at(Reduces ? Start.Reduced[0] : Start.Domain.back());
     std::vector<unsigned> Members = {Start.Id};
-    std::vector<std::string> HeldOutputs;
+    std::vector<std::string> HeldOutputs, Recomputed;
     // 1. Take the following launches while they fit.
     size_t J = I + 1;
     for (; J < Roots.size(); ++J) {
       const Node &N = G.Nodes[Roots[J]];
       std::string No;
       std::optional<Role> R = roleOf(N, Sh, No);
-      std::vector<std::string> Held = HeldOutputs;
+      std::vector<std::string> Held = HeldOutputs, Again = Recomputed;
       if (R)
-        No = readRefusal(G, N, Members, Inlined, Sh.Rows.size(), Held);
+        No = readRefusal(G, N, Members, Inlined, Sh.Rows.size(), Held, Again);
       if (!No.empty()) {
         // Worth a remark only where it reads what the chain computed.
         std::vector<FlatRead> Reads;
@@ -187,12 +205,13 @@ std::vector<RowChainNodes> findRowChains(const KernelGraph &G, const std::vector
       }
       Members.push_back(N.Id);
       HeldOutputs = std::move(Held);
+      Recomputed = std::move(Again);
     }
     // 2. An intermediate read outside the chain must be stored: the chain
     //    ends before the member that writes it.
     for (size_t M = 0; M < Members.size(); ++M) {
       const Node &N = G.Nodes[Members[M]];
-      if (!N.writesIntermediate() || N.Domain.size() != Start.Domain.size())
+      if (!N.writesIntermediate() || N.Domain.size() != Rows)
         continue; // an output, or stored per element
       std::vector<unsigned> Readers;
       readersOf(G, N.Id, Inlined, Readers);
@@ -209,18 +228,24 @@ std::vector<RowChainNodes> findRowChains(const KernelGraph &G, const std::vector
       Members.resize(M);
       break;
     }
-    if (Members.size() < 2) {
+    bool AnyReduction = llvm::any_of(
+        Members, [&](unsigned M) { return G.Nodes[M].Class == NodeClass::Reduction; });
+    if (Members.size() < 2 || !AnyReduction) {
       ++I;
       continue;
     }
     RowChainNodes C;
     C.Members = Members;
+    C.Rows = Rows;
+    for (const std::string &T : Recomputed)
+      if (llvm::any_of(Members, [&](unsigned M) { return G.Nodes[M].target() == T; }))
+        C.Recomputed.push_back(T);
     // Outputs read by a member cut off in step 2 are not held.
     for (const std::string &O : HeldOutputs)
       if (llvm::any_of(Members, [&](unsigned M) { return G.Nodes[M].target() == O; }))
         C.HeldOutputs.push_back(O);
     for (unsigned M : Members)
-      if (G.Nodes[M].writesIntermediate() && G.Nodes[M].Domain.size() == Start.Domain.size())
+      if (G.Nodes[M].writesIntermediate() && G.Nodes[M].Domain.size() == Rows)
         C.RowLocal.push_back(G.Nodes[M].target());
     std::string Held;
     for (const std::string &L : C.RowLocal)

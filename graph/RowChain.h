@@ -2,7 +2,10 @@
 //
 // The row-chain rule of the fusion stage (graph/Fuse.h). A chain is a run
 // of consecutive launches over the same rows: it starts at a reduction
-// along one index (the columns) and takes each following statement that
+// along one index (the columns), or at a map per element whose rows and
+// columns a reduction after it takes (add + norm: H = X + res, stored,
+// then normalized; later members compute H again where they read it at
+// their own element), and takes each following statement that
 // is another such reduction over the same rows and columns, a map per row
 // (mean[r] = s[r] / C), or a map per element of a row (Y[r, c] = ...).
 // softmax, layernorm, rmsnorm and log-softmax are chains. The chain
@@ -37,8 +40,12 @@ namespace tdsl::graph {
 /// read (held as well as stored).
 struct RowChainNodes {
   std::vector<unsigned> Members;
+  size_t Rows = 0; ///< the row indices: the first Rows of the first member's
   std::vector<std::string> RowLocal;
   std::vector<std::string> HeldOutputs;
+  /// Tensors a member writes per element that later members read at their
+  /// own element: computed again there.
+  std::vector<std::string> Recomputed;
 };
 
 /// The chains of G among the nodes that root a launch (Roots, in order);

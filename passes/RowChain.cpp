@@ -547,7 +547,12 @@ private:
   Stmt elementwise(Mode M, const RowPhase &P, std::vector<bool> &Filled) {
     unsigned Line = P.Line;
     DType VT = P.Value->Type;
-    auto One = [&](ExprReplacer &R) { return store(P.Out, P.OutIdx, apply(R, P.Value), Line); };
+    // Lanes past the last row store nothing, but fill what they hold like
+    // the others: the reductions after read it.
+    auto Owned = [&](Stmt S) { return Guard ? ifThen(Guard, S, nullptr, Line) : S; };
+    auto One = [&](ExprReplacer &R) {
+      return Owned(store(P.Out, P.OutIdx, apply(R, P.Value), Line));
+    };
     auto Run = [&](ExprReplacer &R) {
       Stmt Compute = perColumn(store(Val, {var(V)}, apply(R, P.Value), Line), Line);
       Stmt Write = pieces(VT, [&](Expr InRun, Expr InRow) {
@@ -557,10 +562,9 @@ private:
         return store(P.Out, Idx, load(VT, Val, {InRun}), Line);
       }, Line);
       return allocate(tempBuffer(Val, VT, {intImm(Width)}, MemScope::Register),
-                      block({Compute, Write}, Line), Line);
+                      block({Compute, Owned(Write)}, Line), Line);
     };
-    Stmt S = sweep(M, {P.Value}, Line, Filled, One, Run);
-    return Guard ? ifThen(Guard, S, nullptr, Line) : S;
+    return sweep(M, {P.Value}, Line, Filled, One, Run);
   }
 
   Stmt version(Mode M, const std::vector<std::string> &Totals, unsigned Line) {
