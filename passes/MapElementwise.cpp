@@ -224,30 +224,10 @@ private:
       return nullptr;
     }
 
-    // 3. The conditions, each once.
-    std::vector<Expr> Conds;
-    auto Need = [&](Expr C) {
-      if (llvm::none_of(Conds, [&](const Expr &X) { return structurallyEqual(X, C); }))
-        Conds.push_back(std::move(C));
-    };
-    // A constant needs no test (and one that is not a multiple rules the
-    // wide path out).
-    bool Possible = true;
-    auto MultipleOfWidth = [&](const Expr &E) {
-      if (std::optional<int64_t> K = asConstInt(E))
-        Possible &= *K % Width == 0;
-      else
-        Need(binary(BinaryOp::Eq, binary(BinaryOp::Mod, E, intImm(Width)), intImm(0)));
-    };
+    // 3. The test, each condition once (a constant needs none, and one
+    //    that is not a multiple rules the wide path out).
     std::vector<std::string> Wide;
-    MultipleOfWidth(In.Extent);
     auto Tensor = [&](const std::string &Name) {
-      const Buffer *B = findTensor(F, Name);
-      if (B->rank() > 1)
-        MultipleOfWidth(B->Shape.back());
-      std::vector<Expr> First(B->rank(), intImm(0));
-      Need(call(Intrinsic::Aligned,
-                {load(B->Type, Name, First), intImm(Width * dtypeBytes(B->Type))}));
       if (!llvm::is_contained(Wide, Name))
         Wide.push_back(Name);
     };
@@ -255,16 +235,16 @@ private:
       Tensor(static_cast<const LoadNode &>(*L).Buffer);
     if (WideStore)
       Tensor(St.Buffer);
-    if (!Possible) {
+    std::optional<Expr> Test = runTest(F, In.Extent, Wide, Width,
+                                       [&](DType T) { return Width * dtypeBytes(T); });
+    if (!Test) {
       remark("map-elementwise", Line,
              "a tensor read or written along '" + In.Var +
                  "' has rows that are not whole runs of " + std::to_string(Width) +
                  "; one element at a time");
       return nullptr;
     }
-    WideCond = Conds.front();
-    for (size_t I = 1; I < Conds.size(); ++I)
-      WideCond = binary(BinaryOp::And, WideCond, Conds[I]);
+    WideCond = *Test;
     WideWhy = "'" + In.Var + "' runs and the rows of ";
     for (size_t I = 0; I < Wide.size(); ++I)
       WideWhy += (I ? ", " : "") + Wide[I];

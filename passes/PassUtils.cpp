@@ -434,6 +434,37 @@ Buffer tempBuffer(const std::string &Name, DType T, std::vector<Expr> Shape, Mem
   return B;
 }
 
+std::optional<Expr> runTest(const Func &F, const Expr &Extent,
+                            const std::vector<std::string> &Tensors, int64_t Width,
+                            const std::function<int64_t(DType)> &AlignBytes) {
+  std::vector<Expr> Conds;
+  auto Need = [&](Expr C) {
+    if (llvm::none_of(Conds, [&](const Expr &X) { return structurallyEqual(X, C); }))
+      Conds.push_back(std::move(C));
+  };
+  bool Possible = true;
+  auto MultipleOfWidth = [&](const Expr &E) {
+    if (std::optional<int64_t> K = asConstInt(E))
+      Possible &= *K % Width == 0;
+    else
+      Need(binary(BinaryOp::Eq, binary(BinaryOp::Mod, E, intImm(Width)), intImm(0)));
+  };
+  MultipleOfWidth(Extent);
+  for (const std::string &Name : Tensors) {
+    const Buffer *B = findTensor(F, Name);
+    if (B->rank() > 1)
+      MultipleOfWidth(B->Shape.back());
+    std::vector<Expr> First(B->rank(), intImm(0));
+    Need(call(Intrinsic::Aligned, {load(B->Type, Name, First), intImm(AlignBytes(B->Type))}));
+  }
+  if (!Possible || Conds.empty())
+    return std::nullopt;
+  Expr Test = Conds.front();
+  for (size_t I = 1; I < Conds.size(); ++I)
+    Test = binary(BinaryOp::And, Test, Conds[I]);
+  return Test;
+}
+
 Expr zeroOf(DType T) { return isFloat(T) ? floatImm(0.0, T) : intImm(0, T); }
 
 bool isReductionOp(BinaryOp Op) {

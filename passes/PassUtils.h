@@ -18,6 +18,7 @@
 #include "llvm/ADT/Twine.h"
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -149,6 +150,16 @@ inline ir::Expr ceilDiv(ir::Expr A, int64_t B) {
 inline ir::Expr fromMin(const ir::Expr &Min, ir::Expr X) {
   return ir::asConstInt(Min) == 0 ? X : ir::add(Min, std::move(X));
 }
+
+/// The run-time test under which runs of Width elements along the
+/// innermost index of Tensors are single aligned accesses (what vectorize
+/// proves its wide accesses by): Extent and each tensor's rows multiples
+/// of Width, each tensor's first element aligned to AlignBytes(its dtype);
+/// each condition once, in that order, a constant needing none. None when
+/// a constant rules runs out.
+std::optional<ir::Expr> runTest(const ir::Func &F, const ir::Expr &Extent,
+                                const std::vector<std::string> &Tensors, int64_t Width,
+                                const std::function<int64_t(DType)> &AlignBytes);
 
 /// A pass's own buffer (a temporary: shared tile, registers), unpadded.
 ir::Buffer tempBuffer(const std::string &Name, DType T, std::vector<ir::Expr> Shape,

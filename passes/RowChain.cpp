@@ -50,10 +50,8 @@ public:
         remark("row-chain", S->SrcLine, Why + "; left to the passes after it");
       return S;
     }
-    Held = N->Held;
-    Phases = std::move(N->Phases);
-    Cols = N->Cols;
-    LoopRun Run = N->Run;
+    Nest = std::move(*N);
+    LoopRun Run = Nest.Run;
     if (Threads < WarpSize || Threads > 1024 || Threads % WarpSize) {
       remark("row-chain", S->SrcLine,
              "reduce_threads = " + std::to_string(Threads) +
@@ -69,9 +67,9 @@ private:
   NameTable Names;
   bool ThreadsPinned;
   int64_t Threads;
-  std::vector<const AllocateNode *> Held;
-  std::vector<RowPhase> Phases;
-  Expr Cols;             ///< the row length C
+  ChainNest Nest;        ///< the nest being mapped
+  std::vector<RowPhase> &Phases = Nest.Phases;
+  Expr &Cols = Nest.Cols; ///< the row length C
   int64_t Block = 0;     ///< threads per row
   /// The mappings the launch has: lanes per row of each group of a warp
   /// (8: four rows a warp; 32: a warp a row), ascending, and a block per
@@ -112,14 +110,10 @@ private:
     Val = Names.fresh("val");
   }
 
-  bool isHeld(const std::string &Name) const {
-    return llvm::any_of(Held, [&](const AllocateNode *A) { return A->Buf.Name == Name; });
-  }
-
-  // The runs (as map-elementwise's): a run is 16 bytes of the widest
-  // tensor taking part, and every tensor read or written along the row
-  // takes part, or none does (one left out would be accessed with a
-  // stride of a run).
+  // The runs: a run is 16 bytes of the narrowest tensor taking part (a
+  // wider one moves it in 16-byte pieces), and every tensor read or
+  // written along the row takes part, or none does (one left out would be
+  // accessed with a stride of a run).
   void plan() {
     KeepName.assign(Phases.size(), "");
     Staged.clear();
@@ -208,34 +202,14 @@ private:
     PerBlock = ThreadsPinned || !C || *C > WarpSize * PerThread;
     if (!Width)
       return;
-    std::vector<Expr> Conds;
-    auto Need = [&](Expr E) {
-      if (llvm::none_of(Conds, [&](const Expr &X) { return structurallyEqual(X, E); }))
-        Conds.push_back(std::move(E));
-    };
-    bool Possible = true;
-    auto MultipleOfWidth = [&](const Expr &E) {
-      if (std::optional<int64_t> K = asConstInt(simplifyExpr(E)))
-        Possible &= *K % Width == 0;
-      else
-        Need(binary(BinaryOp::Eq, imod(E, intImm(Width)), intImm(0)));
-    };
-    MultipleOfWidth(Cols);
-    for (const std::string &Name : Wide) {
-      const Buffer *B = findTensor(F, Name);
-      if (B->rank() > 1)
-        MultipleOfWidth(B->Shape.back());
-      std::vector<Expr> First(B->rank(), intImm(0));
-      Need(call(Intrinsic::Aligned,
-                {load(B->Type, Name, First), intImm(pieceOf(B->Type) * dtypeBytes(B->Type))}));
-    }
-    if (!Possible) {
+    std::optional<Expr> Test = runTest(F, Cols, Wide, Width, [&](DType T) {
+      return pieceOf(T) * dtypeBytes(T);
+    });
+    if (!Test) {
       Width = 0;
       return;
     }
-    WideCond = Conds.front();
-    for (size_t I = 1; I < Conds.size(); ++I)
-      WideCond = land(WideCond, Conds[I]);
+    WideCond = *Test;
     WideWhy.clear();
     for (size_t I = 0; I < Wide.size(); ++I)
       WideWhy += (I ? ", " : "") + Wide[I];
@@ -264,7 +238,7 @@ private:
   /// S, or for a store to a global tensor S run by thread 0 alone.
   Stmt byOwner(const Stmt &S) const {
     const auto &St = static_cast<const StoreNode &>(*S);
-    if (isHeld(St.Buffer))
+    if (Nest.holds(St.Buffer))
       return S;
     Expr Owner = binary(BinaryOp::Eq, tid(), intImm(0));
     return ifThen(Guard ? land(Owner, Guard) : Owner, S, nullptr, S->SrcLine);
@@ -632,7 +606,7 @@ private:
       }
     Expr Rows = flatExtent(Run.Loops);
     auto Hold = [&](Stmt Body) {
-      for (auto It = Held.rbegin(); It != Held.rend(); ++It)
+      for (auto It = Nest.Held.rbegin(); It != Nest.Held.rend(); ++It)
         Body = allocate((*It)->Buf, Body, (*It)->SrcLine);
       return Body;
     };

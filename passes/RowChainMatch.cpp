@@ -52,17 +52,13 @@ private:
   std::vector<RowPhase> &Phases = N.Phases;
   Expr &Cols = N.Cols;
 
-  bool isHeld(const std::string &Name) const {
-    return llvm::any_of(N.Held, [&](const AllocateNode *A) { return A->Buf.Name == Name; });
-  }
-
   /// A store a thread may run outside a column loop: to a value per row,
   /// or to a global tensor at an index free of the column.
   bool rowStore(const Stmt &S) const {
     if (S->Kind != StmtKind::Store)
       return false;
     const auto &St = static_cast<const StoreNode &>(*S);
-    return isHeld(St.Buffer) || findTensor(F, St.Buffer);
+    return N.holds(St.Buffer) || findTensor(F, St.Buffer);
   }
 
   bool columnLoop(const Stmt &S, std::string &Why) {
@@ -121,7 +117,7 @@ private:
                             : W.Kind == RowPhaseKind::Row
                                 ? static_cast<const StoreNode &>(*W.Row).Buffer
                                 : std::string();
-      if (Written.empty() || isHeld(Written))
+      if (Written.empty() || N.holds(Written))
         continue;
       for (const RowPhase &R : Phases) {
         Expr E = R.Kind == RowPhaseKind::Row ? static_cast<const StoreNode &>(*R.Row).Value : R.reads();
@@ -188,6 +184,10 @@ private:
 };
 
 } // namespace
+
+bool ChainNest::holds(const std::string &Name) const {
+  return llvm::any_of(Held, [&](const AllocateNode *A) { return A->Buf.Name == Name; });
+}
 
 std::optional<ChainNest> matchRowChain(const Func &F, const Stmt &S, const std::string &Col,
                                        std::string &Why) {

@@ -44,6 +44,8 @@ struct ChainNest {
   std::vector<const ir::AllocateNode *> Held; ///< the values per row, outermost first
   std::vector<RowPhase> Phases;
   ir::Expr Cols;                              ///< the row length C
+  /// Whether Name is one of the values per row.
+  bool holds(const std::string &Name) const;
 };
 
 /// The chain nest S, its column loops' variable renamed Col; none when S
