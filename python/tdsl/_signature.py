@@ -7,7 +7,6 @@ import json
 from ._errors import ArgumentError
 
 # The dtypes a .tdsl parameter may have, with what a binding needs of each.
-DTYPES = ("f32", "f16", "bf16", "f64", "i8", "i32")
 FLOAT_DTYPES = ("f32", "f16", "bf16", "f64")
 INT_RANGES = {"i8": (-2 ** 7, 2 ** 7 - 1), "i32": (-2 ** 31, 2 ** 31 - 1)}
 

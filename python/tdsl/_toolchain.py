@@ -173,7 +173,7 @@ def load_cudart():
     return None
 
 
-def tdslc_flags(arch, opt, schedule, flags):
+def tdslc_flags(opt, schedule, flags):
     """The tdslc options of a compile (the arch aside), in a fixed order."""
     if opt not in (0, 1, 2, 3):
         raise TdslError(f"opt={opt!r}: expected 0, 1, 2 or 3")
@@ -219,7 +219,7 @@ def build(source, stem, user_path, arch, opt, schedule, flags, cache_dir):
     """The cache entry of this compile, built unless it is there already.
     Returns (entry, hit)."""
     tdslc = find_tdslc()
-    options = tdslc_flags(arch, opt, schedule, flags)
+    options = tdslc_flags(opt, schedule, flags)
     runtime = runtime_archive(tdslc)
     key_parts = {"format": CACHE_FORMAT, "source": hashlib.sha256(source.encode()).hexdigest(),
                  "tdslc": tdslc_version(tdslc), "tdslc_binary": file_digest(tdslc),
@@ -242,7 +242,9 @@ def build(source, stem, user_path, arch, opt, schedule, flags, cache_dir):
             f.write(source)
         rewrite = {src: user_path}
         base = [tdslc, src, f"--arch={arch}", *options]
-        run([tdslc, src, "--emit=signature", "-o", staged.path(".signature.json")], "tdslc",
+        # The same options as the CUDA: a --symbol-prefix names the launchers
+        # the signature gives.
+        run(base + ["--emit=signature", "-o", staged.path(".signature.json")], "tdslc",
             rewrite=rewrite)
         run(base + ["--emit=cuda", "-o", staged.path(".cu"), f"--header={staged.path('.h')}"],
             "tdslc", rewrite=rewrite)
@@ -270,7 +272,7 @@ def report(entry, arch, opt, schedule, flags):
     if not os.path.exists(path):
         tdslc = find_tdslc()
         text = run([tdslc, entry.path(".tdsl"), "--emit=report", f"--arch={arch}",
-                    *tdslc_flags(arch, opt, schedule, flags)], "tdslc --emit=report")
+                    *tdslc_flags(opt, schedule, flags)], "tdslc --emit=report")
         with open(path + ".tmp", "w") as f:
             f.write(text)
         os.replace(path + ".tmp", path)

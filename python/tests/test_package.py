@@ -203,6 +203,14 @@ class CompileTest(unittest.TestCase):
         with self.assertRaisesRegex(AttributeError, "no kernel 'nope' .kernels: scale."):
             mod.nope
 
+    def test_symbol_prefix(self):
+        """A --symbol-prefix reaches the signature too: the launchers it
+        names are the library's."""
+        src = "kernel scale(X: f32[N], s: f32) -> (Y: f32[N]) {\n  Y[i] = X[i] * s\n}\n"
+        mod = tdsl.compile(src, arch="sm_90", flags=["--symbol-prefix=pre_"], cache_dir=self.cache)
+        self.assertIn("pre_scale_with_workspace", mod.header)
+        self.assertEqual(mod.scale.workspace_size(N=1000), 0)
+
     def test_compile_errors(self):
         with self.assertRaisesRegex(tdsl.CompileError, r"<source>:1:\d+: error: dimension "
                                     "'N - 1' may be zero or negative"):
