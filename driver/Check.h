@@ -43,7 +43,9 @@ struct CheckOptions {
   /// may do changes a bit. tdsl-smith sets it for such programs.
   bool StagesBitExact = false;
   std::vector<std::string> Pipeline; ///< pass names, in order
-  bool Fuse = true;                  ///< the fusion stage before lowering (graph/Fuse.h)
+  /// The knobs the fusion stage (graph/Fuse.h) plans by: Knobs, and fuse =
+  /// off where it does not run.
+  std::vector<ir::Knob> FusionKnobs;
   std::vector<ir::Knob> Knobs;       ///< schedule knobs over each kernel's own
   /// Maps AST locations to .tdsl lines (IR provenance).
   std::function<unsigned(llvm::SMLoc)> LineOf = [](llvm::SMLoc) { return 0u; };

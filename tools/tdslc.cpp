@@ -219,8 +219,9 @@ cl::list<std::string> ScheduleKnobs(
 
 /// The --schedule knobs, parsed.
 std::vector<ir::Knob> CommandLineKnobs;
-/// Whether the fusion stage runs (-O1 and up, unless --disable-pass=fuse).
-bool FusionStage = true;
+/// The knobs the fusion stage plans by: the --schedule ones, and fuse =
+/// off at -O0 or with --disable-pass=fuse, where it does not run.
+std::vector<ir::Knob> FusionKnobs;
 
 constexpr const char *Version = "0.1.0";
 
@@ -314,8 +315,7 @@ std::optional<ir::Module> compileToIR(const ast::Module &M,
     setRemarkHandler([&](const Remark &R) { Collected.push_back(R); });
   auto LineOf = [&](SMLoc L) { return Diags.lineOf(L); };
   ir::Module IR = lowerModule(
-      M, LineOf, FusionStage ? graph::planModule(M, LineOf, CommandLineKnobs)
-                             : std::vector<LowerPlan>());
+      M, LineOf, graph::planModule(M, LineOf, FusionKnobs));
   unsigned MinSM = ~0u;
   for (StringRef A : Archs)
     MinSM = std::min(MinSM, parseCudaArch(A));
@@ -612,7 +612,13 @@ int main(int Argc, char **Argv) {
   std::vector<std::string> Pipeline = defaultPipeline(static_cast<int>(OptLevel));
   // The fusion stage (graph/Fuse.h) runs before lowering, from -O1 on;
   // --disable-pass=fuse leaves it out as it does a pass.
-  FusionStage = OptLevel > 0 && !llvm::is_contained(DisabledPasses, "fuse");
+  FusionKnobs = CommandLineKnobs;
+  if (OptLevel == 0 || llvm::is_contained(DisabledPasses, "fuse")) {
+    ir::Knob Off;
+    Off.Key = "fuse";
+    Off.Word = "off";
+    FusionKnobs.push_back(Off);
+  }
   for (const std::string &Name : DisabledPasses) {
     if (Name == "fuse")
       continue;
@@ -705,7 +711,7 @@ int main(int Argc, char **Argv) {
     CheckOpts.ExactInputs = ExactInputs;
     CheckOpts.Pipeline = Pipeline;
     CheckOpts.Knobs = CommandLineKnobs;
-    CheckOpts.Fuse = FusionStage;
+    CheckOpts.FusionKnobs = FusionKnobs;
     CheckOpts.LineOf = [&](SMLoc L) { return Diags.lineOf(L); };
     bool Ok = true;
     // --check runs the pipeline once per kernel; its remarks are the
@@ -731,9 +737,7 @@ int main(int Argc, char **Argv) {
     int Rc = writeOutput([&](raw_ostream &OS) {
       for (const auto &K : M->Kernels) {
         graph::KernelGraph G = graph::buildGraph(*K, [&](SMLoc L) { return Diags.lineOf(L); });
-        graph::FusionOptions O = graph::fusionOptions(*K, CommandLineKnobs);
-        O.Enabled &= FusionStage;
-        graph::printGraph(G, graph::planFusion(G, O), OS);
+        graph::printGraph(G, graph::planFusion(G, graph::fusionOptions(*K, FusionKnobs)), OS);
       }
     });
     setRemarkHandler(nullptr);
