@@ -9,6 +9,7 @@
 #include "ir/Simplify.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/ErrorHandling.h"
@@ -95,11 +96,8 @@ std::string decimal(double V, bool IsFloat) {
 }
 
 /// How the kernel declares a buffer of its own: a one-element register
-/// buffer is a scalar, anything else a flat array indexed row-major. Shared
-/// tiles stay flat, their declaration spelling the shape (shapeProduct):
-/// as C arrays of their shape each subscript is widened to 64 bits on its
-/// own, and the extra address registers made the 32-bit-index i8 GEMM
-/// spill under its two-blocks-per-SM register bound (ptxas -v).
+/// buffer is a scalar, a shared tile a C array of its shape (declareShared),
+/// anything else a flat array indexed row-major.
 bool isScalar(const Buffer &B) {
   return B.Scope == MemScope::Register &&
          llvm::all_of(B.Shape, [](const Expr &D) { return asConstInt(simplifyExpr(D)) == 1; });
@@ -111,20 +109,15 @@ bool isPacked(const Buffer &B) {
   return B.Scope == MemScope::Fragment && dtypeBytes(B.Type) < 4;
 }
 
-/// "2 * 16 * 132": the storage extents (shape plus padding) of a buffer of
-/// constant shape, for the reader of its declaration.
-std::string shapeProduct(const Buffer &B) {
-  std::string S;
-  for (unsigned D = 0; D < B.rank(); ++D)
-    S += (D ? " * " : "") + std::to_string(asConstInt(simplifyExpr(B.Shape[D])).value_or(1) +
-                                            (D < B.Padding.size() ? B.Padding[D] : 0));
-  return S.empty() ? "1" : S;
-}
-
 /// How a buffer is reached from kernel code.
 struct BufferRef {
   const Buffer *Buf = nullptr;
   bool ByValue = false; ///< a rank-0 input: a kernel parameter by value
+  /// A shared tile: the constant naming each dim's extent (kBlockM; empty
+  /// for a dim without a name), and how many leading dims take a subscript
+  /// of their own (declareShared).
+  std::vector<std::string> ExtentConsts;
+  unsigned Subscripts = 0;
 };
 
 /// The kernel parameter that carries aligned(Buffer[0], Bytes).
@@ -152,34 +145,37 @@ public:
   std::string element(const Buffer &B, const std::vector<Expr> &Indices) {
     if (isScalar(B))
       return cName(B.Name);
-    return cName(B.Name) + "[" + storageOffset(B, Indices) + "]";
+    const BufferRef &R = Buffers.lookup(B.Name);
+    if (B.Scope != MemScope::Shared || R.Buf != &B)
+      return cName(B.Name) + "[" + offset(B, Indices) + "]";
+    std::string S = cName(B.Name);
+    for (unsigned D = 0; D < R.Subscripts; ++D)
+      S += "[" + str(simplifyExpr(Indices[D])) + "]";
+    if (R.Subscripts == B.rank())
+      return S;
+    // The swizzled rest: the row-major offset in the dims from Subscripts
+    // on (no padding: the verifier refuses it with a swizzle), its strides
+    // the declared extents.
+    std::string Off;
+    for (unsigned D = R.Subscripts; D < B.rank(); ++D) {
+      Expr I = simplifyExpr(Indices[D]);
+      if (Off.empty()) {
+        Off = str(I, MulPrec);
+        continue;
+      }
+      std::string Stride =
+          D < R.ExtentConsts.size() && !R.ExtentConsts[D].empty()
+              ? R.ExtentConsts[D]
+              : std::to_string(asConstInt(simplifyExpr(B.Shape[D])).value_or(1));
+      Off = (D > R.Subscripts + 1 ? "(" + Off + ")" : Off) + " * " + Stride + " + " +
+            str(I, MulPrec);
+    }
+    return S + "[" + swizzled(B, Off) + "]";
   }
 
-  /// The offset in B's storage: the row-major offset, swizzled if B is.
-  /// The swizzle permutes within periods of 2^(Base + Shift + Bits)
-  /// elements, so when the inner dimensions hold whole periods (a ring of
-  /// stages) the outer index moves whole periods and stays outside it:
-  /// the inner part's swizzle is then the same in every stage, and the
-  /// compiler keeps it out of the k loop.
-  std::string storageOffset(const Buffer &B, const std::vector<Expr> &Indices) {
-    if (!B.Swz)
-      return offset(B, Indices);
-    auto Swizzled = [&](const std::string &Off) {
-      return "tdsl_swizzle<" + std::to_string(B.Swz.Bits) + ", " + std::to_string(B.Swz.Base) +
-             ", " + std::to_string(B.Swz.Shift) + ">(" + Off + ")";
-    };
-    int64_t Period = int64_t(1) << (B.Swz.Base + B.Swz.Shift + B.Swz.Bits), Inner = 1;
-    for (unsigned D = 1; D < B.rank(); ++D)
-      Inner *= asConstInt(simplifyExpr(B.Shape[D])).value_or(0);
-    if (B.rank() < 2 || Inner <= 0 || Inner % Period)
-      return Swizzled(offset(B, Indices));
-    Buffer InnerB = B;
-    InnerB.Shape.erase(InnerB.Shape.begin());
-    std::vector<Expr> Rest(Indices.begin() + 1, Indices.end());
-    Expr Outer = simplifyExpr(mul(Indices[0], intImm(Inner)));
-    if (asConstInt(Outer) == 0)
-      return Swizzled(offset(InnerB, Rest));
-    return str(Outer, AddPrec) + " + " + Swizzled(offset(InnerB, Rest));
+  std::string swizzled(const Buffer &B, const std::string &Off) {
+    return "tdsl_swizzle<" + std::to_string(B.Swz.Bits) + ", " + std::to_string(B.Swz.Base) +
+           ", " + std::to_string(B.Swz.Shift) + ">(" + Off + ")";
   }
 
   /// The address of the register holding B[Indices] (a fragment), for an
@@ -600,6 +596,9 @@ private:
   unsigned CurLine = 0;
   const Launch *Cur = nullptr;
   bool CurGeneral = false; ///< writing the kernel of Cur->Version's else branch
+  /// The extent constants of the shared tiles in scope (kBlockK = 32). No
+  /// name of the program can take theirs: cName gives kUpperCamel ones a '_'.
+  llvm::StringMap<int64_t> ExtentConsts;
 
   std::string walkTop(const Stmt &S);
   std::string analyzeLaunch(Launch &L);
@@ -620,6 +619,8 @@ private:
   }
   void emitFor(const ForNode &N, ExprWriter &W, bool Last);
   bool emitVectorCopy(const ForNode &N, ExprWriter &W);
+  void declareShared(const AllocateNode &N, const std::string &T, BufferRef &Ref);
+  std::string extentConst(const Buffer &B, unsigned D, int64_t Value);
   void emitPlan();
   void emitWorkspaceLayout();
   void emitPlanCall();
@@ -863,6 +864,89 @@ void FuncEmitter::emitFor(const ForNode &N, ExprWriter &W, bool Last) {
   }
 }
 
+/// The constant that names dim D of shared tile B, of value Value: kBlockK
+/// from block_k, declared here unless one in scope already holds Value. A
+/// name in scope with another value takes the tile's name too
+/// (kBTileStages), then a number.
+std::string FuncEmitter::extentConst(const Buffer &B, unsigned D, int64_t Value) {
+  std::string Word = camelCase(B.ExtentNames[D]);
+  std::string C = "k" + Word;
+  auto Free = [&](const std::string &Name) {
+    auto It = ExtentConsts.find(Name);
+    return It == ExtentConsts.end() || It->second == Value;
+  };
+  if (!Free(C))
+    C = "k" + camelCase(B.Name) + Word;
+  for (unsigned I = 2; !Free(C); ++I)
+    C = "k" + camelCase(B.Name) + Word + std::to_string(I);
+  if (!ExtentConsts.count(C)) {
+    line() << "constexpr int " << C << " = " << Value << ";\n";
+    ExtentConsts[C] = Value;
+  }
+  return C;
+}
+
+/// A shared tile as a C array of its shape, its extents named where the
+/// pass that made it named them: `float A_tile[kStages][kTileK][kBlockM +
+/// 4]`. A swizzle permutes within periods of 2^(Base + Shift + Bits)
+/// elements, so when the inner dims hold whole periods (a ring of stages)
+/// the tile is an array of stages, each one swizzled offset: the swizzle
+/// is then the same in every stage and the compiler keeps it out of the k
+/// loop. Otherwise a swizzled tile is one swizzled offset. Beyond 48 KiB
+/// the tile is a pointer into the dynamic buffer tdsl_smem. C widens each
+/// subscript to 64 bits on its own, where a flat offset was one 32-bit sum:
+/// a kernel at its register bound can pay for that (the CUDA-core i8 GEMM
+/// spills a few bytes at min_blocks = 2; tensor cores take it on sm_80+).
+void FuncEmitter::declareShared(const AllocateNode &N, const std::string &T, BufferRef &Ref) {
+  const Buffer &B = N.Buf;
+  auto Extent = [&](unsigned D) { return asConstInt(simplifyExpr(B.Shape[D])).value_or(1); };
+  Ref.Subscripts = B.rank();
+  if (B.Swz) {
+    int64_t Period = int64_t(1) << (B.Swz.Base + B.Swz.Shift + B.Swz.Bits), Inner = 1;
+    for (unsigned D = 1; D < B.rank(); ++D)
+      Inner *= Extent(D);
+    Ref.Subscripts = B.rank() >= 2 && Inner > 0 && Inner % Period == 0 ? 1 : 0;
+  }
+  // A pointer into tdsl_smem spells the dims after its first subscript in
+  // its type; those before are only in a comment, so they get no constant.
+  bool Dynamic = Cur->dynamicShared();
+  unsigned Spelled = Dynamic ? std::min(1u, Ref.Subscripts) : 0;
+  if (Dynamic && !Ref.Subscripts)
+    Spelled = B.rank();
+  std::vector<std::string> Dims;
+  for (unsigned D = 0; D < B.rank(); ++D) {
+    int64_t Pad = D < B.Padding.size() ? B.Padding[D] : 0;
+    std::string C = D < B.ExtentNames.size() && D >= Spelled ? extentConst(B, D, Extent(D)) : "";
+    Ref.ExtentConsts.push_back(C);
+    Dims.push_back(C.empty() ? std::to_string(Extent(D) + Pad)
+                   : Pad     ? C + " + " + std::to_string(Pad)
+                             : C);
+  }
+  // The subscripted dims, then the swizzled rest as one.
+  std::vector<std::string> Decl(Dims.begin(), Dims.begin() + Ref.Subscripts);
+  if (Ref.Subscripts < B.rank())
+    Decl.push_back(llvm::join(llvm::ArrayRef(Dims).drop_front(Ref.Subscripts), " * "));
+  if (Decl.empty())
+    Decl.push_back("1");
+  std::string Name = cName(B.Name);
+  if (!Dynamic) {
+    line() << "__shared__ __align__(16) " << T << " " << Name;
+    for (const std::string &D : Decl)
+      OS << "[" << D << "]";
+    OS << ";\n";
+    return;
+  }
+  std::string Rows, Comment = Decl.front();
+  for (const std::string &D : llvm::ArrayRef(Decl).drop_front())
+    Rows += "[" + D + "]";
+  if (Ref.Subscripts && !B.ExtentNames.empty())
+    Comment = B.ExtentNames.front() + ": " + Comment;
+  std::string Ptr = Rows.empty() ? T + " *" : T + " (*)" + Rows;
+  line() << (Rows.empty() ? T + " *const " + Name : T + " (*const " + Name + ")" + Rows)
+         << " = reinterpret_cast<" << Ptr << ">(tdsl_smem + " << Cur->Shape.sharedOffset(&N)
+         << "); // " << Comment << "\n";
+}
+
 void FuncEmitter::emitStmt(const Stmt &S, ExprWriter &W, bool Last) {
   lineComment(S->SrcLine);
   // Declarations (lets, allocs) go into the current C++ scope when nothing
@@ -936,12 +1020,11 @@ void FuncEmitter::emitStmt(const Stmt &S, ExprWriter &W, bool Last) {
                (D < B.Padding.size() ? B.Padding[D] : 0);
     OpenScope();
     std::string T = W.type(B.Type), Name = cName(B.Name);
-    if (B.Scope == MemScope::Shared && Cur->dynamicShared())
-      line() << T << " *const " << Name << " = reinterpret_cast<" << T << " *>(tdsl_smem + "
-             << Cur->Shape.sharedOffset(&N) << "); // " << shapeProduct(B) << "\n";
-    else if (B.Scope == MemScope::Shared)
-      line() << "__shared__ __align__(16) " << T << " " << Name << "[" << shapeProduct(B)
-             << "];\n";
+    BufferRef Ref;
+    Ref.Buf = &B;
+    llvm::StringMap<int64_t> OuterExtents = ExtentConsts;
+    if (B.Scope == MemScope::Shared)
+      declareShared(N, T, Ref);
     else if (isScalar(B))
       line() << T << " " << Name << ";\n";
     else if (isPacked(B))
@@ -950,9 +1033,10 @@ void FuncEmitter::emitStmt(const Stmt &S, ExprWriter &W, bool Last) {
     else
       line() << T << " " << Name << "[" << Elems << "];\n";
     BufferRef Saved = W.Buffers.lookup(B.Name);
-    W.Buffers[B.Name] = {&B, false};
+    W.Buffers[B.Name] = Ref;
     emitStmt(N.Body, W, true);
     W.Buffers[B.Name] = Saved;
+    ExtentConsts = std::move(OuterExtents);
     CloseScope();
     return;
   }
@@ -1088,7 +1172,8 @@ void FuncEmitter::emitKernels() {
       for (const Buffer *B : L.Globals) {
         std::string T = backend::deviceElementType(B->Type);
         bool ByValue = B->Role == BufferRole::Input && B->rank() == 0;
-        W.Buffers[B->Name] = {B, ByValue};
+        W.Buffers[B->Name].Buf = B;
+        W.Buffers[B->Name].ByValue = ByValue;
         if (ByValue)
           Param(T + " " + cName(B->Name));
         else
@@ -1101,6 +1186,7 @@ void FuncEmitter::emitKernels() {
         Param("Index " + cName(S));
       OS << ") {\n";
       Indent = 1;
+      ExtentConsts.clear();
       // The knobs, where the reader of the kernel looks first: those pinned
       // and those a pass chose for the backend; what each pass chose from
       // them is in its own // [pass] comment below.

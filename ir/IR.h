@@ -166,6 +166,10 @@ struct Buffer {
   MemScope Scope = MemScope::Global;
   BufferRole Role = BufferRole::Temp;
   std::vector<int64_t> Padding; ///< empty, or one entry per dim
+  /// Empty, or one word per dim saying what its extent is (`stages`,
+  /// `block_k`): the emitted CUDA names the extents after them
+  /// (`constexpr int kBlockK = 32`) and declares the buffer with them.
+  std::vector<std::string> ExtentNames;
   Swizzle Swz;
   unsigned rank() const { return static_cast<unsigned>(Shape.size()); }
 };

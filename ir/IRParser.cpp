@@ -742,7 +742,7 @@ Stmt IRParser::parseLet() {
 }
 
 /// alloc ::= 'alloc' ID ':' DTYPE shape SCOPE ('pad' '[' INT (',' INT)* ']')?
-///           ('swizzle' '(' INT ',' INT ',' INT ')')? line? '{' stmt* '}'
+///           ('names' '[' ID (',' ID)* ']')? ('swizzle' '(' INT ',' INT ',' INT ')')? line? '{' stmt* '}'
 Stmt IRParser::parseAlloc() {
   next();
   Buffer B;
@@ -774,6 +774,19 @@ Stmt IRParser::parseAlloc() {
       if (!parseUInt(V, "a padding amount"))
         return nullptr;
       B.Padding.push_back(Neg ? -int64_t(V) : int64_t(V));
+    } while (acceptComma());
+    if (!expect(Tok::RBracket, "',' or ']'"))
+      return nullptr;
+  }
+  if (isWord("names")) {
+    next();
+    if (!expect(Tok::LBracket, "'['"))
+      return nullptr;
+    do {
+      std::string Word;
+      if (!parseName(Word, "an extent name"))
+        return nullptr;
+      B.ExtentNames.push_back(std::move(Word));
     } while (acceptComma());
     if (!expect(Tok::RBracket, "',' or ']'"))
       return nullptr;

@@ -302,6 +302,12 @@ void Printer::printStmt(const Stmt &S, unsigned Indent) {
         OS << (I ? ", " : "") << B.Padding[I];
       OS << ']';
     }
+    if (!B.ExtentNames.empty()) {
+      OS << " names [";
+      for (size_t I = 0; I < B.ExtentNames.size(); ++I)
+        OS << (I ? ", " : "") << B.ExtentNames[I];
+      OS << ']';
+    }
     if (B.Swz)
       OS << " swizzle(" << B.Swz.Bits << ", " << B.Swz.Base << ", " << B.Swz.Shift << ')';
     printLine(N);

@@ -12,9 +12,11 @@
 #include "ir/IRParser.h"
 #include "ir/Launch.h"
 #include "ir/Printer.h"
+#include "ir/Simplify.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/Twine.h"
 
@@ -129,6 +131,7 @@ private:
   void checkIndices(const Buffer &B, const std::vector<Expr> &Indices, const Expr &E,
                     const Stmt &S);
   void checkSwizzle(const Buffer &B, const Stmt &S);
+  void checkExtentNames(const Buffer &B, const Stmt &S);
   void checkMma(const MmaNode &N, const Stmt &S);
   void checkLdMatrix(const LdMatrixNode &N, const Stmt &S);
   const Buffer *checkFragment(const std::string &Name, const std::vector<Expr> &Indices,
@@ -455,6 +458,8 @@ void Verifier::checkAllocate(const AllocateNode &N, const Stmt &S) {
   for (int64_t P : B.Padding)
     if (P < 0)
       fail("buffer '" + B.Name + "' has negative padding " + llvm::Twine(P), S);
+  if (!B.ExtentNames.empty())
+    checkExtentNames(B, S);
   if (B.Swz)
     checkSwizzle(B, S);
   if (B.Scope == MemScope::Shared && !BlockDepth &&
@@ -465,6 +470,31 @@ void Verifier::checkAllocate(const AllocateNode &N, const Stmt &S) {
   Buffers.push_back(&B);
   checkStmt(N.Body);
   Buffers.pop_back();
+}
+
+/// Extent names become C++ constants (`block_k` -> kBlockK) that declare a
+/// shared tile, so each is a lower-case word, one per dim, and a word named
+/// twice names one extent.
+void Verifier::checkExtentNames(const Buffer &B, const Stmt &S) {
+  auto IsWordChar = [](char C) { return llvm::isDigit(C) || C == '_' || (C >= 'a' && C <= 'z'); };
+  if (B.Scope != MemScope::Shared)
+    fail("extent names on buffer '" + B.Name + "', which is not shared", S);
+  if (B.ExtentNames.size() != B.rank())
+    fail("buffer '" + B.Name + "' of rank " + llvm::Twine(B.rank()) + " has " +
+             llvm::Twine(B.ExtentNames.size()) + " extent names",
+         S);
+  for (size_t I = 0; I < B.ExtentNames.size(); ++I) {
+    llvm::StringRef W = B.ExtentNames[I];
+    if (W.empty() || !(W.front() >= 'a' && W.front() <= 'z') || !llvm::all_of(W, IsWordChar))
+      fail("extent name '" + W + "' of buffer '" + B.Name +
+               "' is not a lower-case word (letters, digits, '_')",
+           S);
+    for (size_t J = 0; J < I && I < B.rank(); ++J)
+      if (B.ExtentNames[J] == W &&
+          toString(simplifyExpr(B.Shape[J])) != toString(simplifyExpr(B.Shape[I])))
+        fail("extent name '" + W + "' of buffer '" + B.Name + "' names two different extents",
+             S);
+  }
 }
 
 /// A swizzle permutes the elements of one shared buffer of constant shape

@@ -76,7 +76,8 @@ struct Snapshot {
 
   static bool sameBuffer(const ir::Buffer &A, const ir::Buffer &B) {
     return A.Name == B.Name && A.Type == B.Type && A.Shape == B.Shape && A.Scope == B.Scope &&
-           A.Role == B.Role && A.Padding == B.Padding && A.Swz == B.Swz;
+           A.Role == B.Role && A.Padding == B.Padding && A.ExtentNames == B.ExtentNames &&
+           A.Swz == B.Swz;
   }
 
   bool matches(const ir::Module &M) const {

@@ -366,6 +366,7 @@ private:
     int64_t Warps = Threads / WarpSize;
     Buffer Totals = tempBuffer(Names.fresh(Acc.Buf.Name + "_warps"), Acc.Buf.Type, {intImm(Warps)},
                                MemScope::Shared);
+    Totals.ExtentNames = {"warps"};
     Expr LaneVar = var(Lane);
 
     // Every thread folds its share; lane 0 of each warp stores the warp's

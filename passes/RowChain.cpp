@@ -603,6 +603,7 @@ private:
         const Buffer &A = Phases[I].Acc->Buf;
         Totals[I] = Names.fresh(A.Name + "_warps");
         Shared.push_back(tempBuffer(Totals[I], A.Type, {intImm(Warps)}, MemScope::Shared));
+        Shared.back().ExtentNames = {"warps"};
       }
     Expr Rows = flatExtent(Run.Loops);
     auto Hold = [&](Stmt Body) {

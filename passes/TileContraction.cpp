@@ -281,9 +281,13 @@ Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
   Launch = allocate(tempBuffer(Acc, AccType, {c(S.ThreadM), c(S.ThreadN)}, Reg), Launch, Line);
   for (auto It = Ops.rbegin(); It != Ops.rend(); ++It) {
     std::vector<Expr> Shape = {c(S.TileK), c(It->RowSide ? S.BlockM : S.BlockN)};
-    if (S.Stages == 2)
-      Shape.insert(Shape.begin(), c(2));
-    Launch = allocate(tempBuffer(It->Tile, It->Type, Shape, MemScope::Shared), Launch, Line);
+    Buffer Tile = tempBuffer(It->Tile, It->Type, Shape, MemScope::Shared);
+    Tile.ExtentNames = {"tile_k", It->RowSide ? "block_m" : "block_n"};
+    if (S.Stages == 2) {
+      Tile.Shape.insert(Tile.Shape.begin(), c(2));
+      Tile.ExtentNames.insert(Tile.ExtentNames.begin(), "stages");
+    }
+    Launch = allocate(Tile, Launch, Line);
   }
 
   // 8. Thread coordinates, batch indices, the note. Thread (tr, tc) of the

@@ -325,6 +325,8 @@ Stmt MmaTiler::tile(const Stmt &Nest, std::vector<Knob> &) {
     Buffer T =
         tempBuffer(O.Tile, O.Op->Type, {c(S.Stages), c(O.Rows), c(O.Cols)}, MemScope::Shared);
     T.Swz = O.Swz;
+    std::string X = O.IsA ? "block_m" : "block_n";
+    T.ExtentNames = {"stages", O.Op->KFastest ? X : "tile_k", O.Op->KFastest ? "tile_k" : X};
     Stmt Inner = O.SwzNote.empty() ? Launch : block({note(O.SwzNote, Line), Launch});
     Launch = allocate(T, Inner, Line);
   }

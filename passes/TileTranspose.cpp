@@ -208,6 +208,7 @@ private:
         EveryThread(Guarded(Coord(Row, BY, RowInTile), Coord(Col, BX, var(TX)),
                             store(St.Buffer, St.Indices, FromTile.mutate(St.Value), St.SrcLine)));
     Buffer TileBuf = tempBuffer(TileName, TLoad->Type, {T, T}, MemScope::Shared);
+    TileBuf.ExtentNames = {"tile", "tile"};
     Stmt Body = allocate(TileBuf, block({Read, barrier(Line), Write}, Line), Line);
 
     // 3. The batch loops come back as lets of bz, innermost fastest; then

@@ -47,6 +47,70 @@ TEST(Emitter, WritesALaunch) {
   EXPECT_NE(Cuda.find("Y[b] = r;"), std::string::npos);
 }
 
+// A shared tile is a C array of its shape, its extents named after the
+// words the pass gave them; a name in scope with another value takes the
+// tile's name too, and a dim without a name keeps its number.
+TEST(Emitter, NamesTheExtentsOfSharedTiles) {
+  std::string Cuda;
+  EXPECT_EQ(emit(R"(func f<N>(out Y: f32[N]) {
+  launch Y generic {
+    for b in 0..N block.x {
+      alloc A_tile: f32[2, 16, 128] shared pad [0, 0, 4] names [stages, tile_k, block_m] {
+        alloc B_tile: f32[3, 16, 64] shared names [stages, tile_k, block_n] {
+          alloc T: f32[8, 8] shared {
+            for t in 0..128 thread.x {
+              A_tile[1, t % 16, t] = 1.0
+              B_tile[2, t % 16, t % 64] = A_tile[1, t % 16, t]
+              T[t % 8, t / 16] = B_tile[2, 0, t % 64]
+              barrier
+              Y[b * 128 + t] = T[t % 8, 0]
+            }
+          }
+        }
+      }
+    }
+  }
+})",
+                 &Cuda),
+            "");
+  for (const char *Line :
+       {"constexpr int kStages = 2;", "constexpr int kTileK = 16;", "constexpr int kBlockM = 128;",
+        "__shared__ __align__(16) float A_tile[kStages][kTileK][kBlockM + 4];",
+        "constexpr int kBTileStages = 3;", "constexpr int kBlockN = 64;",
+        "__shared__ __align__(16) float B_tile[kBTileStages][kTileK][kBlockN];",
+        "__shared__ __align__(16) float T[8][8];", "B_tile[2][t % 16][t % 64] = A_tile[1][t % 16][t];",
+        "T[t % 8][t / 16] = B_tile[2][0][t % 64];"})
+    EXPECT_NE(Cuda.find(Line), std::string::npos) << Line << "\n" << Cuda;
+  // kTileK is declared once: the second tile's is in scope with its value.
+  EXPECT_EQ(Cuda.find("kTileK = 16", Cuda.find("kTileK = 16") + 1), std::string::npos);
+}
+
+// A swizzled ring of stages: one subscript for the stage, the swizzled
+// offset within it spelled with the named extents.
+TEST(Emitter, SwizzledTilesKeepTheStageOutsideTheSwizzle) {
+  std::string Cuda;
+  EXPECT_EQ(emit(R"(func f<N>(out Y: f32[N]) {
+  launch Y generic {
+    for b in 0..N block.x {
+      alloc S: f16[4, 64, 32] shared names [stages, block_m, tile_k] swizzle(2, 3, 3) {
+        for t in 0..64 thread.x {
+          S[b % 4, t, 8] = 1.0_f16
+          barrier
+          Y[b * 64 + t] = f32(S[b % 4, t, 8])
+        }
+      }
+    }
+  }
+})",
+                 &Cuda),
+            "");
+  EXPECT_NE(Cuda.find("__shared__ __align__(16) __half S[kStages][kBlockM * kTileK];"),
+            std::string::npos)
+      << Cuda;
+  EXPECT_NE(Cuda.find("S[b % 4][tdsl_swizzle<2, 3, 3>(t * kTileK + 8)]"), std::string::npos)
+      << Cuda;
+}
+
 TEST(Emitter, RefusesALaunchInsideALaunch) {
   EXPECT_EQ(emit(R"(func f<N>(out Y: f32[N]) {
   launch Y generic {
