@@ -120,16 +120,20 @@ Stmt MmaOperandStage::copy(NameTable &Names, const MmaSchedule &S, const std::st
       Body = std::make_shared<AsyncCopyNode>(O.Tile, std::vector<Expr>{Stage, var(R), var(Col)},
                                              L.Buffer, L.Indices, unsigned(E), Line, Valid);
     } else {
-      std::string Ev = Names.fresh("e");
-      auto [Src, Valid] = Element(var(Ev));
-      std::vector<Expr> Dst = {Stage, var(R), add(var(Col), var(Ev))};
+      // Sixteen bytes a chunk, unrolled, hold more addresses and conditions
+      // than the registers left beside the accumulators (ptxas spills); a
+      // rolled byte loop waits for each load before the next. So the bytes
+      // go four at a time: a rolled loop over unrolled runs of 4.
+      int64_t Run = E == 16 ? 4 : E;
+      std::string Ev = Names.fresh("e"), Eo = E == 16 ? Names.fresh("eo") : "";
+      Expr El = E == 16 ? add(mul(var(Eo), c(Run)), var(Ev)) : var(Ev);
+      auto [Src, Valid] = Element(El);
+      std::vector<Expr> Dst = {Stage, var(R), add(var(Col), El)};
       Stmt One = ifThen(Valid, store(O.Tile, Dst, Src, Line),
                         store(O.Tile, Dst, zeroOf(O.Op->Type), Line), Line);
-      // Sixteen bytes a chunk, unrolled, hold more addresses and conditions
-      // than the registers left beside the accumulators (ptxas spills): the
-      // byte loop of this fallback stays rolled.
-      Body = E == 16 ? std::make_shared<ForNode>(Ev, c(0), c(E), ForKind::Serial, 1, One, Line)
-                     : unrolled(Ev, E, One, Line);
+      Body = unrolled(Ev, Run, One, Line);
+      if (E == 16)
+        Body = std::make_shared<ForNode>(Eo, c(0), c(E / Run), ForKind::Serial, 1, Body, Line);
     }
     Body = letStmt(R, idiv(var(Q), c(Chunks)),
                    letStmt(Col, mul(imod(var(Q), c(Chunks)), c(E)), Body, Line), Line);
