@@ -171,6 +171,25 @@ def main():
             lambda: tdsl_kernel("gemm_bias_relu")(A, B, bias, out=C),
             {"torch": lambda: torch.relu(A @ B + bias.half()),
              "torch.compile": tc("gbr", lambda: torch.relu(A @ B + bias.half()))}, ref, C, 1e-2)
+    # The factor inside the product, pulled out of the sum by the fusion
+    # stage: as fast as the plain GEMM, if the rule works.
+    alpha = 0.5
+    ref = alpha * (A.float() @ B.float())
+    measure("gemm_scaled", f"{n}x{n}x{n}", "f16", 2.0 * n ** 3, 3 * A.nbytes,
+            lambda: tdsl_kernel("gemm_scaled")(A, B, alpha, out=C),
+            {"torch": lambda: alpha * (A @ B),
+             "torch.compile": tc("gsc", lambda: alpha * (A @ B))}, ref, C, 1e-2)
+    # A Llama-style gated MLP: two GEMMs over the same X, then silu(g) * u.
+    T, D, Fd = (256, 256, 384) if args.quick else (4096, 4096, 11008)
+    X, Wg, Wu = r(T, D), r(D, Fd) / 8, r(D, Fd) / 8
+    Y = torch.empty(T, Fd, device=dev, dtype=torch.float16)
+    mlp = lambda: torch.nn.functional.silu(X @ Wg) * (X @ Wu)
+    g = X.float() @ Wg.float()
+    measure("gated_mlp", f"{T}x{D}x{Fd}", "f16", 4.0 * T * D * Fd, X.nbytes + 2 * Wg.nbytes + Y.nbytes,
+            lambda: tdsl_kernel("gated_mlp")(X, Wg, Wu, out=Y),
+            {"torch": mlp, "torch.compile": tc("mlp", mlp)},
+            torch.nn.functional.silu(g) * (X.float() @ Wu.float()), Y, 1e-2)
+    del g
     # The row-wise chains at the square shape and at long (a 32000-word
     # vocabulary, 131072) and short (64) rows.
     F = torch.nn.functional

@@ -18,10 +18,12 @@
 #include "elementwise.h"
 #include "elementwise_f16.h"
 #include "gemm_bf16.h"
+#include "gated_mlp.h"
 #include "gemm_bias_gelu.h"
 #include "gemm_bias_relu.h"
 #include "gemm_f16.h"
 #include "gemm_f32.h"
+#include "gemm_scaled.h"
 #include "gemm_i8.h"
 #include "gemm_tf32.h"
 #include "layernorm.h"
@@ -448,6 +450,89 @@ void suiteGemmVariants() {
   }
 }
 
+// alpha * A @ B written with the factor inside the product (PolyBench's
+// 2mm): the fusion stage pulls alpha out of the sum, so it should run as
+// the plain GEMM does. Peer: cuBLAS with the same alpha.
+void suiteScaledGemm() {
+  long M = opts.quick ? 256 : 4096, N = M, K = M;
+  if (!selected("gemm_scaled")) return;
+  const float alpha = 0.5f;
+  Buf A(size_t(M) * K, DType::F16), B(size_t(K) * N, DType::F16), C(size_t(M) * N, DType::F16),
+      P(size_t(M) * N, DType::F16);
+  fill(A), fill(B);
+  Case c;
+  c.row = {"gemm_scaled", fmtShape({M, N, K}), "f16", "cuBLAS, alpha = 0.5"};
+  c.row.flops = 2.0 * M * N * K;
+  c.row.bytes = double(A.bytes() + B.bytes() + C.bytes());
+  c.row.computeBound = true;
+  c.tdsl = [&] { return tdslErr(tdsl_gemm_scaled(A.as<tdsl_f16>(), B.as<tdsl_f16>(), alpha, C.as<tdsl_f16>(), M, K, N, 0)); };
+  c.peer = [&] {
+    static const float zero = 0;
+    return blasErr(cublasGemmStridedBatchedEx(blas, CUBLAS_OP_N, CUBLAS_OP_N, int(N), int(M), int(K), &alpha,
+                                              B.p, CUDA_R_16F, int(N), K * N, A.p, CUDA_R_16F, int(K), M * K,
+                                              &zero, P.p, CUDA_R_16F, int(N), M * N, 1, CUBLAS_COMPUTE_32F,
+                                              CUBLAS_GEMM_DEFAULT));
+  };
+  c.out = &C, c.peerOut = &P;
+  c.check = [&](double *e, double *pe) {
+    std::string bad, peerBad;
+    *e = *pe = 0;
+    std::vector<double> Bh = host(B);
+    for (long m : {0L, 1L, M / 2, M - 1}) {
+      std::vector<double> Ah = host(A, size_t(m) * K, K), ref(N, 0.0);
+      for (long k = 0; k < K; ++k)
+        for (long n = 0; n < N; ++n) ref[n] += alpha * Ah[k] * Bh[size_t(k) * N + n];
+      *e = std::max(*e, compare(ref, host(C, size_t(m) * N, N), 1e-2, &bad));
+      if (peerRan) *pe = std::max(*pe, compare(ref, host(P, size_t(m) * N, N), 1e-2, &peerBad));
+    }
+    if (!peerRan) *pe = NAN;
+    return bad;
+  };
+  runCase(c);
+}
+
+// A Llama-style gated MLP, Y = silu(X Wg) * (X Wu), at T = 4096 tokens, D =
+// 4096, F = 11008. Peer: the two GEMMs alone by cuBLAS (f16 out), the sum
+// of its parts without the elementwise product and silu.
+void suiteGatedMlp() {
+  long T = opts.quick ? 256 : 4096, D = opts.quick ? 256 : 4096, F = opts.quick ? 384 : 11008;
+  if (!selected("gated_mlp")) return;
+  Buf X(size_t(T) * D, DType::F16), Wg(size_t(D) * F, DType::F16), Wu(size_t(D) * F, DType::F16),
+      Y(size_t(T) * F, DType::F16), G(size_t(T) * F, DType::F16), U(size_t(T) * F, DType::F16);
+  fill(X), fill(Wg), fill(Wu);
+  Case c;
+  c.row = {"gated_mlp", fmtShape({T, D, F}), "f16", "cuBLAS, its two GEMMs"};
+  c.row.flops = 4.0 * T * D * F;
+  c.row.bytes = double(X.bytes() + Wg.bytes() + Wu.bytes() + Y.bytes());
+  c.row.computeBound = true;
+  c.tdsl = [&] {
+    return tdslErr(tdsl_gated_mlp(X.as<tdsl_f16>(), Wg.as<tdsl_f16>(), Wu.as<tdsl_f16>(), Y.as<tdsl_f16>(), T, D, F, 0));
+  };
+  Launch g = blasGemm(X, Wg, G, 1, T, F, D, CUBLAS_COMPUTE_32F), u = blasGemm(X, Wu, U, 1, T, F, D, CUBLAS_COMPUTE_32F);
+  c.peer = [g, u] {
+    std::string e = g();
+    return e.empty() ? u() : e;
+  };
+  c.out = &Y;
+  c.check = [&](double *e, double *pe) {
+    std::string bad;
+    *e = 0, *pe = NAN;
+    std::vector<double> Wgh = host(Wg), Wuh = host(Wu);
+    for (long t : {0L, T / 2, T - 1}) {
+      std::vector<double> Xh = host(X, size_t(t) * D, D), gs(F, 0.0), us(F, 0.0), ref(F);
+      for (long d = 0; d < D; ++d)
+        for (long f = 0; f < F; ++f) {
+          gs[f] += Xh[d] * Wgh[size_t(d) * F + f];
+          us[f] += Xh[d] * Wuh[size_t(d) * F + f];
+        }
+      for (long f = 0; f < F; ++f) ref[f] = gs[f] / (1 + std::exp(-gs[f])) * us[f];
+      *e = std::max(*e, compare(ref, host(Y, size_t(t) * F, F), 1e-2, &bad));
+    }
+    return bad;
+  };
+  runCase(c);
+}
+
 // A memory-bound case: peer is the copy kernel moving the same bytes.
 // ref(row) gives the f64 reference of output row `row` (length rowLen).
 void memCase(const char *kernel, std::string shape, const char *dtype, Launch tdsl, Buf &out,
@@ -807,6 +892,8 @@ int main(int argc, char **argv) {
   measureCopyPeak();
   suiteGemms();
   suiteGemmVariants();
+  suiteScaledGemm();
+  suiteGatedMlp();
   suiteMemoryBound();
   suiteRows();
   suiteAttention();
