@@ -174,6 +174,65 @@ def check_scalar(sig, p, v):
     return int(v)
 
 
+def out_list(sig, out):
+    """A call's out= as a list: one tensor stands for the only output."""
+    return [out] if len(sig.outputs) == 1 and not isinstance(out, (list, tuple)) else list(out)
+
+
+def check_call(sig, torch, values, out, given, fake=False):
+    """Every check of a call's arguments that needs no launch, in argument
+    order, and the sizes their shapes give: (the launcher's arguments for
+    the inputs (ctypes scalars, data pointers), [(param, Arg)] for the
+    tensors (inputs, then out=), out= as a list (None without it),
+    {size: value}). values: the inputs in signature order.
+    fake: torch's fake tensors at trace time (torch.compile), which have
+    shapes and dtypes but no memory: the pointers, devices and scalars
+    (symbolic there) go unchecked, and the sizes come from infer_sizes,
+    whose comparisons torch can guard on."""
+    cargs, checked, shapes = [], [], []
+    for p, v in zip(sig.inputs, values):
+        if p.is_scalar:
+            if not fake:
+                cargs.append(check_scalar(sig, p, v))
+            continue
+        a = check_tensor(sig, p, v, torch, memory=not fake)
+        checked.append((p, a))
+        shapes.append((p, a.shape))
+        cargs.append(a.ptr)
+    outs = None if out is None else out_list(sig, out)
+    if outs is not None:
+        if len(outs) != len(sig.outputs):
+            sig.fail(None, f"out= holds {len(outs)} tensors, the kernel has "
+                           f"{len(sig.outputs)} outputs "
+                           f"({', '.join(p.name for p in sig.outputs)})")
+        for p, v in zip(sig.outputs, outs):
+            a = check_tensor(sig, p, v, torch, memory=not fake)
+            checked.append((p, a))
+            shapes.append((p, a.shape))
+    if fake:
+        return cargs, checked, outs, sig.infer_sizes(shapes, given)
+    check_devices(sig, checked)
+    return cargs, checked, outs, sig.solve(shapes, given)
+
+
+def check_devices(sig, checked):
+    first = None
+    for p, a in checked:
+        if a.device is None:
+            continue
+        if first is None:
+            first = (p, a)
+        elif a.device != first[1].device:
+            sig.fail(p.name, f"wrong device: on cuda:{a.device}, but "
+                             f"'{first[0].name}' is on cuda:{first[1].device}")
+
+
+def empty_outputs(torch, sig, sizes, device):
+    """The outputs of a call at these sizes, allocated by torch (uninitialized)."""
+    return [torch.empty(shape, dtype=torch_dtype(torch, p.dtype), device=device)
+            for p, shape in zip(sig.outputs, sig.output_shapes(sizes))]
+
+
 def stream_handle(stream):
     """A cudaStream_t from an int, a torch.cuda.Stream or a CuPy stream."""
     for attr in ("cuda_stream", "ptr"):
@@ -289,37 +348,14 @@ class Kernel:
         sig = self.signature
         values, given = self.bind(args, kwargs)
         torch = sys.modules.get("torch")
-        cargs, checked, shapes = [], [], []
-        for p, v in zip(sig.inputs, values):
-            if p.is_scalar:
-                cargs.append(check_scalar(sig, p, v))
-                continue
-            a = check_tensor(sig, p, v, torch)
-            checked.append((p, a))
-            shapes.append((p, a.shape))
-            cargs.append(a.ptr)
-        outs = None
-        if out is not None:
-            outs = [out] if len(sig.outputs) == 1 and not isinstance(out, (list, tuple)) \
-                else list(out)
-            if len(outs) != len(sig.outputs):
-                sig.fail(None, f"out= holds {len(outs)} tensors, the kernel has "
-                               f"{len(sig.outputs)} outputs "
-                               f"({', '.join(p.name for p in sig.outputs)})")
-            for p, v in zip(sig.outputs, outs):
-                a = check_tensor(sig, p, v, torch)
-                checked.append((p, a))
-                shapes.append((p, a.shape))
-        self._check_devices(checked)
-        sizes = sig.solve(shapes, given)
+        cargs, checked, outs, sizes = check_call(sig, torch, values, out, given)
         size_args = [sizes[s] for s in sig.sizes]
         uses_torch = torch is not None and any(isinstance(a.obj, torch.Tensor)
                                                for _, a in checked)
         if outs is None:
             torch, device = self._torch_for_outputs(torch, checked)
             uses_torch = True
-            outs = [torch.empty(shape, dtype=torch_dtype(torch, p.dtype), device=device)
-                    for p, shape in zip(sig.outputs, sig.output_shapes(sizes))]
+            outs = empty_outputs(torch, sig, sizes, device)
             checked += [(p, Arg(o.data_ptr(), None, o.numel() * p.element_bytes, None, None, o))
                         for p, o in zip(sig.outputs, outs)]
         else:
@@ -341,17 +377,6 @@ class Kernel:
                 next((a.stream for _, a in checked if a.stream), 0)
             self._check_status(self._launch(*cargs, *size_args, handle))
         return outs[0] if len(outs) == 1 else tuple(outs)
-
-    def _check_devices(self, checked):
-        first = None
-        for p, a in checked:
-            if a.device is None:
-                continue
-            if first is None:
-                first = (p, a)
-            elif a.device != first[1].device:
-                self.signature.fail(p.name, f"wrong device: on cuda:{a.device}, but "
-                                            f"'{first[0].name}' is on cuda:{first[1].device}")
 
     def _check_overlaps(self, checked):
         """The launchers' contract: outputs overlap neither the inputs nor
