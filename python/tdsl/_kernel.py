@@ -8,6 +8,7 @@ import numbers
 import struct
 import sys
 
+from ._abi import CUDA_STATUSES, Half, LaunchInfo, status_name
 from ._errors import ArgumentError, LaunchError
 from ._signature import FLOAT_DTYPES, INT_RANGES
 
@@ -15,26 +16,8 @@ TORCH_DTYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "f64": "
                 "i8": "int8", "i32": "int32"}
 # __cuda_array_interface__ typestrs without the byte order; bfloat16 has none.
 CAI_TYPESTRS = {"f32": "f4", "f16": "f2", "f64": "f8", "i8": "i1", "i32": "i4"}
-# tdsl/runtime.h's tdsl_status, by number.
-STATUS_NAMES = ("TDSL_SUCCESS", "TDSL_ERROR_NULL_POINTER", "TDSL_ERROR_MISALIGNED_POINTER",
-                "TDSL_ERROR_INVALID_SIZE", "TDSL_ERROR_SIZE_MISMATCH", "TDSL_ERROR_TOO_LARGE",
-                "TDSL_ERROR_OUT_OF_MEMORY", "TDSL_ERROR_DEVICE", "TDSL_ERROR_LAUNCH",
-                "TDSL_ERROR_CUDA", "TDSL_ERROR_WORKSPACE_TOO_SMALL")
-# The statuses behind which tdsl_last_cuda_error() holds the CUDA error.
-CUDA_STATUSES = (6, 8, 9)
 # What the _with_workspace launchers require of the workspace (README).
 WORKSPACE_ALIGNMENT = 256
-
-
-class Half(ctypes.Structure):
-    """tdsl_f16 / tdsl_bf16: one uint16_t, passed by value."""
-    _fields_ = [("bits", ctypes.c_uint16)]
-
-
-class LaunchInfo(ctypes.Structure):
-    _fields_ = [("grid", ctypes.c_uint * 3), ("block", ctypes.c_uint * 3),
-                ("shared_bytes", ctypes.c_size_t)]
-
 
 SCALAR_CTYPES = {"f32": ctypes.c_float, "f64": ctypes.c_double, "i8": ctypes.c_int8,
                  "i32": ctypes.c_int32, "f16": Half, "bf16": Half}
@@ -313,8 +296,7 @@ class Kernel:
             err = lib.tdsl_last_cuda_error()
             lib.cudaGetErrorString.restype = ctypes.c_char_p
             message += f" (CUDA error {err}: {lib.cudaGetErrorString(err).decode()})"
-        name = STATUS_NAMES[status] if status < len(STATUS_NAMES) else f"status {status}"
-        raise LaunchError(self.name, status, name, message)
+        raise LaunchError(self.name, status, status_name(status) or f"status {status}", message)
 
     # -- the call ---------------------------------------------------------------
 

@@ -41,6 +41,11 @@ import sys
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# The runtime's C ABI (status names, tdsl_f16, tdsl_launch_info) as the
+# package spells it for ctypes: python/tdsl needs only the standard library
+# to import, and the sources beside this file are always there.
+sys.path.insert(0, os.path.join(REPO, "python"))
+from tdsl._abi import STATUS_NAMES, Half, LaunchInfo, status_name  # noqa: E402
 
 # Shapes cost about the product of their sizes in the CPU reference (a
 # contraction visits every index of every symbol once); these bounds keep
@@ -50,14 +55,8 @@ LARGE_COST_LIMIT = 4_500_000
 LARGE = 128
 SMALL = 5
 
-TDSL_STATUS_NAMES = {
-    0: "TDSL_SUCCESS", 1: "TDSL_ERROR_NULL_POINTER", 2: "TDSL_ERROR_MISALIGNED_POINTER",
-    3: "TDSL_ERROR_INVALID_SIZE", 4: "TDSL_ERROR_SIZE_MISMATCH", 5: "TDSL_ERROR_TOO_LARGE",
-    6: "TDSL_ERROR_OUT_OF_MEMORY", 7: "TDSL_ERROR_DEVICE", 8: "TDSL_ERROR_LAUNCH",
-    9: "TDSL_ERROR_CUDA", 10: "TDSL_ERROR_WORKSPACE_TOO_SMALL",
-}
-TDSL_ERROR_NULL_POINTER = 1
-TDSL_ERROR_INVALID_SIZE = 3
+TDSL_ERROR_NULL_POINTER = STATUS_NAMES.index("TDSL_ERROR_NULL_POINTER")
+TDSL_ERROR_INVALID_SIZE = STATUS_NAMES.index("TDSL_ERROR_INVALID_SIZE")
 
 SANITIZER_TOOLS = [
     ("memcheck", ["--tool", "memcheck", "--padding", "512", "--leak-check", "full"]),
@@ -149,16 +148,6 @@ def parse_prototypes(header_text):
                 params.append((ctype, pm.group(2)))
         protos[m.group(1)] = params
     return protos
-
-
-class Half(ctypes.Structure):
-    """tdsl_f16 / tdsl_bf16: one uint16_t, passed by value."""
-    _fields_ = [("bits", ctypes.c_uint16)]
-
-
-class LaunchInfo(ctypes.Structure):
-    _fields_ = [("grid", ctypes.c_uint * 3), ("block", ctypes.c_uint * 3),
-                ("shared_bytes", ctypes.c_size_t)]
 
 
 def ctype_of(ctype):
@@ -705,7 +694,7 @@ class KernelRunner:
             text = (f(status) or b"").decode()
         except AttributeError:
             text = "tdsl_status_string is missing"
-        return f"{TDSL_STATUS_NAMES.get(status, status)} ({text})"
+        return f"{status_name(status) or status} ({text})"
 
     def outputs_poisoned(self, meta, ptrs):
         for p in meta["params"]:
