@@ -1,6 +1,8 @@
 """Builds tdslc and the runtime with CMake and bundles them into the tdsl
-package, laid out as an install prefix (tdsl/_prefix/{bin,include,lib}) so
-that tdslc finds the runtime headers beside itself.
+package: `cmake --install --component tdslc` (tdslc, the runtime archive and
+headers, as CMakeLists.txt's install rules name them) with the prefix
+tdsl/_prefix in setuptools' build tree, so that tdslc finds the runtime
+headers beside itself.
 
 The CMake tree is $TDSL_CMAKE_BUILD_DIR when set, else the repository's
 build/ (the README's): configured there if it is not yet, and built for the
@@ -25,13 +27,9 @@ class BuildWithTdslc(build_py):
                                    "-DCMAKE_BUILD_TYPE=Release"])
         subprocess.check_call(["cmake", "--build", tree, "--target", "tdslc", "tdsl_runtime"])
         prefix = os.path.join(self.build_lib, "tdsl", "_prefix")
-        for sub in ("bin", "lib", os.path.join("include", "tdsl")):
-            os.makedirs(os.path.join(prefix, sub), exist_ok=True)
-        shutil.copy2(os.path.join(tree, "bin", "tdslc"), os.path.join(prefix, "bin"))
-        shutil.copy2(os.path.join(tree, "lib", "libtdsl_runtime.a"), os.path.join(prefix, "lib"))
-        headers = os.path.join(ROOT, "runtime", "include", "tdsl")
-        for name in os.listdir(headers):
-            shutil.copy2(os.path.join(headers, name), os.path.join(prefix, "include", "tdsl"))
+        shutil.rmtree(prefix, ignore_errors=True)  # nothing left from an older build
+        subprocess.check_call(["cmake", "--install", tree, "--component", "tdslc",
+                               "--prefix", prefix])
 
 
 class BinaryDistribution(Distribution):
