@@ -15,6 +15,11 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 from setuptools.dist import Distribution
 
+try:
+    from setuptools.command.bdist_wheel import bdist_wheel  # setuptools >= 70.1
+except ImportError:
+    from wheel.bdist_wheel import bdist_wheel
+
 ROOT = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -39,5 +44,14 @@ class BinaryDistribution(Distribution):
         return True
 
 
-setup(packages=["tdsl"], package_dir={"": "python"}, cmdclass={"build_py": BuildWithTdslc},
+class AnyPython3Wheel(bdist_wheel):
+    """...but not for this Python: the package is pure Python and calls
+    tdslc as a program, so any Python 3 on the platform can use it."""
+
+    def get_tag(self):
+        return "py3", "none", super().get_tag()[2]
+
+
+setup(packages=["tdsl"], package_dir={"": "python"},
+      cmdclass={"build_py": BuildWithTdslc, "bdist_wheel": AnyPython3Wheel},
       distclass=BinaryDistribution, options={"build": {"build_base": "build/python-package"}})
