@@ -42,9 +42,11 @@ import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # The runtime's C ABI (status names, tdsl_f16, tdsl_launch_info) as the
-# package spells it for ctypes: python/tdsl needs only the standard library
-# to import, and the sources beside this file are always there.
+# package spells it for ctypes, and its rule for finding nvcc: python/tdsl
+# needs only the standard library to import, and the sources beside this
+# file are always there.
 sys.path.insert(0, os.path.join(REPO, "python"))
+from tdsl import TdslError, _toolchain  # noqa: E402
 from tdsl._abi import STATUS_NAMES, Half, LaunchInfo, status_name  # noqa: E402
 
 # Shapes cost about the product of their sizes in the CPU reference (a
@@ -233,8 +235,9 @@ class Cuda:
     H2D, D2H = 1, 2
 
     def __init__(self, cuda_home):
-        candidates = [os.path.join(cuda_home, "lib64", "libcudart.so"),
-                      os.path.join(cuda_home, "lib64", "libcudart.so.13"),
+        lib_dir = _toolchain.cuda_lib_dir(cuda_home)
+        candidates = [os.path.join(lib_dir, "libcudart.so"),
+                      os.path.join(lib_dir, "libcudart.so.13"),
                       os.path.join(cuda_home, "lib", "libcudart.so"),
                       "libcudart.so", "libcudart.so.13", "libcudart.so.12"]
         self.lib, errors = None, []
@@ -350,16 +353,22 @@ class HostMemory(Cuda):
 
 
 def find_nvcc(arg):
+    """--nvcc, else tdslc's rule ($CUDACXX, PATH, /usr/local/cuda); where
+    there is none, the default path, which the build then reports."""
     if arg:
         return arg
-    return shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+    try:
+        return _toolchain.find_nvcc()
+    except TdslError:
+        return _toolchain.DEFAULT_NVCC
 
 
 def find_sanitizer(cuda_home, override=None):
     if override:
         return override
     for c in (os.path.join(cuda_home, "bin", "compute-sanitizer"),
-              "/usr/local/cuda/bin/compute-sanitizer", shutil.which("compute-sanitizer")):
+              os.path.join(_toolchain.DEFAULT_CUDA_HOME, "bin", "compute-sanitizer"),
+              shutil.which("compute-sanitizer")):
         if c and os.path.exists(c):
             return c
     return None
@@ -481,11 +490,10 @@ def build_example(args, nvcc, cuda_home, ex, runtime_objects):
             (out.stderr.strip().splitlines() or ["no message"])[0] + f"  [{log}]"
     if not os.path.exists(h):
         return f"tdslc wrote no header {h}"
-    cudalib = os.path.join(cuda_home, "lib64")
     cmd = [nvcc, "-shared", "-O2", "-std=c++17", "-lineinfo", "-Xcompiler", "-fPIC",
            f"-arch={args.arch}", *(["-DTDSL_ALWAYS_INDEX64"] if args.index64 else []),
            "-I", args.runtime_include, "-I", bdir, cu,
-           *runtime_objects, "-cudart", "shared", f"-Xlinker=-rpath,{cudalib}", "-o", lib]
+           *runtime_objects, *_toolchain.cudart_link_flags(cuda_home), "-o", lib]
     out = run_logged(cmd, log)
     if out.returncode != 0:
         err = [l for l in (out.stdout + out.stderr).splitlines() if "error" in l]
@@ -1122,8 +1130,8 @@ def main():
     args = ap.parse_args()
     nvcc = find_nvcc(args.nvcc)
     if args.cuda_home is None:
-        args.cuda_home = os.path.dirname(os.path.dirname(os.path.realpath(nvcc))) \
-            if os.path.exists(nvcc) else "/usr/local/cuda"
+        args.cuda_home = _toolchain.cuda_home(nvcc) if os.path.exists(nvcc) else \
+            _toolchain.DEFAULT_CUDA_HOME
     if args.worker:
         return worker(args)
 
