@@ -1,6 +1,8 @@
 """Builds tdslc and the runtime with CMake and bundles them into the tdsl
-package, laid out as an install prefix (tdsl/_prefix/{bin,include,lib}) so
-that tdslc finds the runtime headers beside itself.
+package: `cmake --install --component tdslc` (tdslc, the runtime archive and
+headers, as CMakeLists.txt's install rules name them) with the prefix
+tdsl/_prefix in setuptools' build tree, so that tdslc finds the runtime
+headers beside itself.
 
 The CMake tree is $TDSL_CMAKE_BUILD_DIR when set, else the repository's
 build/ (the README's): configured there if it is not yet, and built for the
@@ -12,6 +14,11 @@ import subprocess
 from setuptools import setup
 from setuptools.command.build_py import build_py
 from setuptools.dist import Distribution
+
+try:
+    from setuptools.command.bdist_wheel import bdist_wheel  # setuptools >= 70.1
+except ImportError:
+    from wheel.bdist_wheel import bdist_wheel
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 
@@ -25,13 +32,9 @@ class BuildWithTdslc(build_py):
                                    "-DCMAKE_BUILD_TYPE=Release"])
         subprocess.check_call(["cmake", "--build", tree, "--target", "tdslc", "tdsl_runtime"])
         prefix = os.path.join(self.build_lib, "tdsl", "_prefix")
-        for sub in ("bin", "lib", os.path.join("include", "tdsl")):
-            os.makedirs(os.path.join(prefix, sub), exist_ok=True)
-        shutil.copy2(os.path.join(tree, "bin", "tdslc"), os.path.join(prefix, "bin"))
-        shutil.copy2(os.path.join(tree, "lib", "libtdsl_runtime.a"), os.path.join(prefix, "lib"))
-        headers = os.path.join(ROOT, "runtime", "include", "tdsl")
-        for name in os.listdir(headers):
-            shutil.copy2(os.path.join(headers, name), os.path.join(prefix, "include", "tdsl"))
+        shutil.rmtree(prefix, ignore_errors=True)  # nothing left from an older build
+        subprocess.check_call(["cmake", "--install", tree, "--component", "tdslc",
+                               "--prefix", prefix])
 
 
 class BinaryDistribution(Distribution):
@@ -41,5 +44,14 @@ class BinaryDistribution(Distribution):
         return True
 
 
-setup(packages=["tdsl"], package_dir={"": "python"}, cmdclass={"build_py": BuildWithTdslc},
+class AnyPython3Wheel(bdist_wheel):
+    """...but not for this Python: the package is pure Python and calls
+    tdslc as a program, so any Python 3 on the platform can use it."""
+
+    def get_tag(self):
+        return "py3", "none", super().get_tag()[2]
+
+
+setup(packages=["tdsl"], package_dir={"": "python"},
+      cmdclass={"build_py": BuildWithTdslc, "bdist_wheel": AnyPython3Wheel},
       distclass=BinaryDistribution, options={"build": {"build_base": "build/python-package"}})

@@ -99,9 +99,9 @@ def main():
         with open(src, "w") as f:
             f.write(BARE_C)
         nvcc = _toolchain.find_nvcc()
-        cudalib = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(nvcc))), "lib64")
-        subprocess.run([nvcc, "-x", "cu", src, "-o", exe, "-cudart", "shared",
-                        f"-Xlinker=-rpath,{cudalib}", "-ldl"], check=True)
+        subprocess.run([nvcc, "-x", "cu", src, "-o", exe,
+                        *_toolchain.cudart_link_flags(_toolchain.cuda_home(nvcc)), "-ldl"],
+                       check=True)
         bare = subprocess.run([exe, mod.library, str(args.calls)], capture_output=True,
                               text=True, check=True).stdout.strip()
         results.insert(0, ("bare launch from C", float(bare)))

@@ -1,5 +1,6 @@
 //===- Check.cpp - tdslc --check: every kernel, every stage, vs the reference -===//
 #include "driver/Check.h"
+#include "driver/SignatureJSON.h"
 #include "graph/Fuse.h"
 
 #include "frontend/Lower.h"
@@ -539,30 +540,21 @@ bool dumpIO(const ast::Module &M, const CheckOptions &Opts, llvm::StringRef Dir,
           J.attribute("value", P.Sizes.at(S));
         });
     });
-    // Inputs then outputs, in declaration order: the launcher's order.
-    J.attributeArray("params", [&] {
-      for (const auto *List : {&K.Inputs, &K.Outputs})
-        for (const auto &T : *List) {
-          bool IsIn = T->Role == ast::TensorRole::Input;
-          const ir::TensorData &D = IsIn ? P.Inputs.at(T->Name) : P.Ref.at(T->Name);
-          std::string Bytes = encodeTensor(D);
-          std::string File = T->Name + ".bin";
-          if (!writeFile(KDir + "/" + File, Bytes, Err))
-            AllOk = false;
-          J.object([&] {
-            J.attribute("name", T->Name);
-            J.attribute("role", IsIn ? "in" : "out");
-            J.attribute("dtype", dtypeName(T->Type));
-            J.attributeArray("shape", [&] {
-              for (int64_t E : D.Shape)
-                J.value(E);
-            });
-            J.attribute("is_scalar", T->Shape.empty());
-            J.attribute("elements", D.numElements());
-            J.attribute("element_bytes", static_cast<int64_t>(dtypeBytes(T->Type)));
-            J.attribute("file", File);
-          });
-        }
+    // Each tensor's values go to <name>.bin as its entry is written.
+    writeLauncherParams(J, K, [&](const ast::Tensor &T) {
+      bool IsIn = T.Role == ast::TensorRole::Input;
+      const ir::TensorData &D = IsIn ? P.Inputs.at(T.Name) : P.Ref.at(T.Name);
+      std::string File = T.Name + ".bin";
+      if (!writeFile(KDir + "/" + File, encodeTensor(D), Err))
+        AllOk = false;
+      J.attributeArray("shape", [&] {
+        for (int64_t E : D.Shape)
+          J.value(E);
+      });
+      J.attribute("is_scalar", T.Shape.empty());
+      J.attribute("elements", D.numElements());
+      J.attribute("element_bytes", static_cast<int64_t>(dtypeBytes(T.Type)));
+      J.attribute("file", File);
     });
     J.attributeObject("tolerance", [&] {
       J.attribute("value", P.Tol);

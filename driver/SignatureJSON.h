@@ -21,7 +21,9 @@
 
 #include "frontend/AST.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace tdsl {
@@ -30,6 +32,14 @@ namespace tdsl {
 /// SymbolPrefix starts every launcher name (--symbol-prefix).
 void printSignatureJSON(const ast::Module &M, llvm::StringRef Version,
                         llvm::StringRef SymbolPrefix, llvm::raw_ostream &OS);
+
+/// Writes the attribute "params" of K's launcher: its inputs then its
+/// outputs, in declaration order (the launcher's order), each an object
+/// of "name", "role" ("in" or "out") and "dtype", then what Rest writes.
+/// --emit=signature and --dump-io's meta.json (driver/Check.cpp) both
+/// describe a launcher's parameters through it.
+void writeLauncherParams(llvm::json::OStream &J, const ast::Kernel &K,
+                         llvm::function_ref<void(const ast::Tensor &)> Rest);
 
 } // namespace tdsl
 

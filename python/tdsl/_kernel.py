@@ -2,12 +2,15 @@
 argument against the signature (before anything is launched), solves the
 sizes from the shapes, allocates the outputs and the workspace through
 torch, and calls the _with_workspace launcher through ctypes on torch's
-current stream."""
+current stream. A call whose tensors have the dtypes, shapes, strides and
+devices of an earlier one reuses what those decided (a CallPlan) and
+checks only the rest."""
 import ctypes
 import numbers
 import struct
 import sys
 
+from ._abi import CUDA_STATUSES, Half, LaunchInfo, status_name
 from ._errors import ArgumentError, LaunchError
 from ._signature import FLOAT_DTYPES, INT_RANGES
 
@@ -15,26 +18,11 @@ TORCH_DTYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "f64": "
                 "i8": "int8", "i32": "int32"}
 # __cuda_array_interface__ typestrs without the byte order; bfloat16 has none.
 CAI_TYPESTRS = {"f32": "f4", "f16": "f2", "f64": "f8", "i8": "i1", "i32": "i4"}
-# tdsl/runtime.h's tdsl_status, by number.
-STATUS_NAMES = ("TDSL_SUCCESS", "TDSL_ERROR_NULL_POINTER", "TDSL_ERROR_MISALIGNED_POINTER",
-                "TDSL_ERROR_INVALID_SIZE", "TDSL_ERROR_SIZE_MISMATCH", "TDSL_ERROR_TOO_LARGE",
-                "TDSL_ERROR_OUT_OF_MEMORY", "TDSL_ERROR_DEVICE", "TDSL_ERROR_LAUNCH",
-                "TDSL_ERROR_CUDA", "TDSL_ERROR_WORKSPACE_TOO_SMALL")
-# The statuses behind which tdsl_last_cuda_error() holds the CUDA error.
-CUDA_STATUSES = (6, 8, 9)
 # What the _with_workspace launchers require of the workspace (README).
 WORKSPACE_ALIGNMENT = 256
-
-
-class Half(ctypes.Structure):
-    """tdsl_f16 / tdsl_bf16: one uint16_t, passed by value."""
-    _fields_ = [("bits", ctypes.c_uint16)]
-
-
-class LaunchInfo(ctypes.Structure):
-    _fields_ = [("grid", ctypes.c_uint * 3), ("block", ctypes.c_uint * 3),
-                ("shared_bytes", ctypes.c_size_t)]
-
+# CallPlans a kernel keeps before it starts over: a bound for callers whose
+# shapes never repeat.
+CALL_PLANS = 256
 
 SCALAR_CTYPES = {"f32": ctypes.c_float, "f64": ctypes.c_double, "i8": ctypes.c_int8,
                  "i32": ctypes.c_int32, "f16": Half, "bf16": Half}
@@ -87,8 +75,9 @@ def check_tensor(sig, p, v, torch, memory=True):
                              f"{tuple(v.stride())} for shape {shape} (call .contiguous())")
         if not memory:
             return Arg(0, shape, 0, v.device, None, v)
-        return check_pointer(sig, p, Arg(v.data_ptr(), shape, v.numel() * p.element_bytes,
-                                         v.device.index, None, v))
+        arg = Arg(v.data_ptr(), shape, v.numel() * p.element_bytes, v.device.index, None, v)
+        check_pointer(sig, p, arg.ptr, arg.nbytes)
+        return arg
     cai = getattr(v, "__cuda_array_interface__", None)
     if cai is not None:
         return check_cai(sig, p, v, cai)
@@ -140,22 +129,23 @@ def check_cai(sig, p, v, cai):
     for e in shape:
         elements *= e
     arg = Arg(ptr or 0, shape, elements * p.element_bytes, None, cai.get("stream"), v)
-    return check_pointer(sig, p, arg)
-
-
-def check_pointer(sig, p, arg):
-    if arg.ptr == 0 and arg.nbytes:
-        sig.fail(p.name, "null data pointer")
-    if arg.ptr % p.element_bytes:
-        sig.fail(p.name, f"misaligned: the data pointer {arg.ptr:#x} is not a multiple of "
-                         f"{p.element_bytes} bytes, the alignment of {p.dtype}")
+    check_pointer(sig, p, arg.ptr, arg.nbytes)
     return arg
+
+
+def check_pointer(sig, p, ptr, nbytes):
+    if ptr == 0 and nbytes:
+        sig.fail(p.name, "null data pointer")
+    if ptr % p.element_bytes:
+        sig.fail(p.name, f"misaligned: the data pointer {ptr:#x} is not a multiple of "
+                         f"{p.element_bytes} bytes, the alignment of {p.dtype}")
 
 
 def check_scalar(sig, p, v):
     """The ctypes value of scalar parameter p: a Python number, never a
     tensor (reading one would synchronize the device)."""
-    if isinstance(v, bool) or not isinstance(v, numbers.Real):
+    if type(v) is not float and type(v) is not int and (
+            isinstance(v, bool) or not isinstance(v, numbers.Real)):
         sig.fail(p.name, f"expected a Python number for the {p.dtype} scalar, got "
                          f"{type(v).__name__}")
     if p.dtype in FLOAT_DTYPES:
@@ -172,6 +162,118 @@ def check_scalar(sig, p, v):
     if not lo <= int(v) <= hi:
         sig.fail(p.name, f"{int(v)} is out of the range of {p.dtype} [{lo}, {hi}]")
     return int(v)
+
+
+def out_list(sig, out):
+    """A call's out= as a list: one tensor stands for the only output."""
+    return [out] if len(sig.outputs) == 1 and not isinstance(out, (list, tuple)) else list(out)
+
+
+def check_call(sig, torch, values, out, given, fake=False):
+    """Every check of a call's arguments that needs no launch, in argument
+    order, and the sizes their shapes give: (the launcher's arguments for
+    the inputs (ctypes scalars, data pointers), [(param, Arg)] for the
+    tensors (inputs, then out=), out= as a list (None without it),
+    {size: value}). values: the inputs in signature order.
+    fake: torch's fake tensors at trace time (torch.compile), which have
+    shapes and dtypes but no memory: the pointers, devices and scalars
+    (symbolic there) go unchecked, and the sizes come from infer_sizes,
+    whose comparisons torch can guard on."""
+    cargs, checked, shapes = [], [], []
+    for p, v in zip(sig.inputs, values):
+        if p.is_scalar:
+            if not fake:
+                cargs.append(check_scalar(sig, p, v))
+            continue
+        a = check_tensor(sig, p, v, torch, memory=not fake)
+        checked.append((p, a))
+        shapes.append((p, a.shape))
+        cargs.append(a.ptr)
+    outs = None if out is None else out_list(sig, out)
+    if outs is not None:
+        if len(outs) != len(sig.outputs):
+            sig.fail(None, f"out= holds {len(outs)} tensors, the kernel has "
+                           f"{len(sig.outputs)} outputs "
+                           f"({', '.join(p.name for p in sig.outputs)})")
+        for p, v in zip(sig.outputs, outs):
+            a = check_tensor(sig, p, v, torch, memory=not fake)
+            checked.append((p, a))
+            shapes.append((p, a.shape))
+    if fake:
+        return cargs, checked, outs, sig.infer_sizes(shapes, given)
+    check_devices(sig, checked)
+    return cargs, checked, outs, sig.solve(shapes, given)
+
+
+def check_devices(sig, checked):
+    first = None
+    for p, a in checked:
+        if a.device is None:
+            continue
+        if first is None:
+            first = (p, a)
+        elif a.device != first[1].device:
+            sig.fail(p.name, f"wrong device: on cuda:{a.device}, but "
+                             f"'{first[0].name}' is on cuda:{first[1].device}")
+
+
+def empty_outputs(torch, sig, sizes, device):
+    """The outputs of a call at these sizes, allocated by torch (uninitialized)."""
+    return [torch.empty(shape, dtype=torch_dtype(torch, p.dtype), device=device)
+            for p, shape in zip(sig.outputs, sig.output_shapes(sizes))]
+
+
+def layouts(torch, tensors):
+    """(what check_tensor's verdicts on the tensors and the sizes they give
+    depend on, their data pointers, the streams __cuda_array_interface__
+    names), for CUDA torch tensors and objects with
+    __cuda_array_interface__: each one's dtype (typestr), shape, strides,
+    and device (or whether it is read-only). None if one is anything else
+    (DLPack, host memory, a wrong type): such a call goes through check_call
+    every time."""
+    key, ptrs, streams = [], [], []
+    for v in tensors:
+        if torch is not None and isinstance(v, torch.Tensor):
+            device = v.device
+            if device.type != "cuda":
+                return None
+            key.append((v.dtype, v.shape, v.stride(), device))
+            ptrs.append(v.data_ptr())
+            streams.append(None)
+            continue
+        cai = getattr(v, "__cuda_array_interface__", None)
+        if cai is None:
+            return None
+        ptr, readonly = cai["data"]
+        strides = cai.get("strides")
+        key.append((cai.get("typestr", ""), tuple(cai["shape"]),
+                    None if strides is None else tuple(strides), bool(readonly)))
+        ptrs.append(ptr or 0)
+        streams.append(cai.get("stream"))
+    return tuple(key), ptrs, streams
+
+
+class CallPlan:
+    """What check_call derived from a call that the layouts of its tensors
+    decide, kept for the next call whose tensors have the same layouts (and
+    that passes the same sizes by name): the sizes, each tensor's bytes
+    (inputs, then out=), whether torch runs it (a torch tensor among them),
+    its device and the device of allocated outputs (the first torch
+    tensor's). Such a call redoes only the checks the layouts do not
+    decide: the scalars, the pointers and the overlaps."""
+    __slots__ = ("sizes", "size_args", "nbytes", "uses_torch", "device", "out_device")
+
+    def __init__(self, sig, torch, checked, sizes):
+        self.sizes = sizes
+        self.size_args = [sizes[s] for s in sig.sizes]
+        self.nbytes = [a.nbytes for _, a in checked]
+        self.device = self.out_device = None
+        for _, a in checked:
+            if self.device is None:
+                self.device = a.device
+            if self.out_device is None and torch is not None and isinstance(a.obj, torch.Tensor):
+                self.out_device = a.obj.device
+        self.uses_torch = self.out_device is not None
 
 
 def stream_handle(stream):
@@ -202,6 +304,16 @@ class Kernel:
         self._info_query = self._function("_launch_info", sizes + [
             ctypes.POINTER(LaunchInfo), ctypes.c_int, ctypes.POINTER(ctypes.c_int)])
         self._ws_bytes = {}
+        self._plans = {}  # CallPlan by the layouts of a call (_check)
+        self._input_index = {p.name: i for i, p in enumerate(sig.inputs)}
+        self._scalar_inputs = [p.is_scalar for p in sig.inputs]
+        self._tensor_inputs = [i for i, p in enumerate(sig.inputs) if not p.is_scalar]
+        # The tensors of a call with out=, in check_call's order, and the
+        # pairs of them that must not overlap: each output with every
+        # tensor before it (the launchers' contract).
+        self._tensors = [p for p in sig.inputs if not p.is_scalar] + list(sig.outputs)
+        self._overlaps = [(i, j) for i, p in enumerate(self._tensors) if not p.is_input
+                          for j in range(i)]
         self._op = None
         self.__doc__ = f"{sig}\n\nCompiled by tdslc for {module.arch}."
 
@@ -254,8 +366,7 @@ class Kernel:
             err = lib.tdsl_last_cuda_error()
             lib.cudaGetErrorString.restype = ctypes.c_char_p
             message += f" (CUDA error {err}: {lib.cudaGetErrorString(err).decode()})"
-        name = STATUS_NAMES[status] if status < len(STATUS_NAMES) else f"status {status}"
-        raise LaunchError(self.name, status, name, message)
+        raise LaunchError(self.name, status, status_name(status) or f"status {status}", message)
 
     # -- the call ---------------------------------------------------------------
 
@@ -268,7 +379,7 @@ class Kernel:
                             f"({', '.join(p.name for p in sig.inputs)}), got {len(args)}")
         values = list(args) + [None] * (len(sig.inputs) - len(args))
         given = {}
-        names = {p.name: i for i, p in enumerate(sig.inputs)}
+        names = self._input_index
         for k, v in kwargs.items():
             if k in names:
                 if names[k] < len(args):
@@ -289,47 +400,22 @@ class Kernel:
         sig = self.signature
         values, given = self.bind(args, kwargs)
         torch = sys.modules.get("torch")
-        cargs, checked, shapes = [], [], []
-        for p, v in zip(sig.inputs, values):
-            if p.is_scalar:
-                cargs.append(check_scalar(sig, p, v))
-                continue
-            a = check_tensor(sig, p, v, torch)
-            checked.append((p, a))
-            shapes.append((p, a.shape))
-            cargs.append(a.ptr)
-        outs = None
-        if out is not None:
-            outs = [out] if len(sig.outputs) == 1 and not isinstance(out, (list, tuple)) \
-                else list(out)
-            if len(outs) != len(sig.outputs):
-                sig.fail(None, f"out= holds {len(outs)} tensors, the kernel has "
-                               f"{len(sig.outputs)} outputs "
-                               f"({', '.join(p.name for p in sig.outputs)})")
-            for p, v in zip(sig.outputs, outs):
-                a = check_tensor(sig, p, v, torch)
-                checked.append((p, a))
-                shapes.append((p, a.shape))
-        self._check_devices(checked)
-        sizes = sig.solve(shapes, given)
-        size_args = [sizes[s] for s in sig.sizes]
-        uses_torch = torch is not None and any(isinstance(a.obj, torch.Tensor)
-                                               for _, a in checked)
+        plan, cargs, ptrs, streams, outs = self._check(torch, values, out, given)
+        size_args = plan.size_args
+        uses_torch = plan.uses_torch
         if outs is None:
-            torch, device = self._torch_for_outputs(torch, checked)
+            torch, device = self._torch_for_outputs(torch, plan.out_device)
             uses_torch = True
-            outs = [torch.empty(shape, dtype=torch_dtype(torch, p.dtype), device=device)
-                    for p, shape in zip(sig.outputs, sig.output_shapes(sizes))]
-            checked += [(p, Arg(o.data_ptr(), None, o.numel() * p.element_bytes, None, None, o))
-                        for p, o in zip(sig.outputs, outs)]
+            outs = empty_outputs(torch, sig, plan.sizes, device)
+            cargs += [o.data_ptr() for o in outs]
         else:
-            self._check_overlaps(checked)
-        cargs += [a.ptr for p, a in checked if not p.is_input]
+            self._check_overlaps(plan, ptrs)
+            cargs += ptrs[len(ptrs) - len(outs):]
         if uses_torch:
             if stream is not None:
                 sig.fail(None, "stream=: with torch tensors the kernel runs on torch's "
                                "current stream (use `with torch.cuda.stream(s):`)")
-            index = next((a.device for _, a in checked if a.device is not None), None)
+            index = plan.device
             current = torch.cuda.current_device()
             if index is None or index == current:
                 self._run_torch(torch, current, cargs, size_args)
@@ -338,35 +424,68 @@ class Kernel:
                     self._run_torch(torch, index, cargs, size_args)
         else:
             handle = stream_handle(stream) if stream is not None else \
-                next((a.stream for _, a in checked if a.stream), 0)
+                next((s for s in streams if s), 0)
             self._check_status(self._launch(*cargs, *size_args, handle))
         return outs[0] if len(outs) == 1 else tuple(outs)
 
-    def _check_devices(self, checked):
-        first = None
-        for p, a in checked:
-            if a.device is None:
-                continue
-            if first is None:
-                first = (p, a)
-            elif a.device != first[1].device:
-                self.signature.fail(p.name, f"wrong device: on cuda:{a.device}, but "
-                                            f"'{first[0].name}' is on cuda:{first[1].device}")
+    def _check(self, torch, values, out, given):
+        """check_call, or for a call whose tensors have the layouts of an
+        earlier one that passed it, only the checks the layouts do not
+        decide (scalars and pointers), in argument order. Returns (the
+        CallPlan, the launcher's arguments for the inputs, the tensors' data
+        pointers and streams, out= as a list or None)."""
+        sig = self.signature
+        if out is None:
+            outs = None
+        elif isinstance(out, (list, tuple)):
+            outs = list(out)
+        else:
+            outs = [out] if len(sig.outputs) == 1 else None
+        key = plan = None
+        # What the key leaves out is checked every time: out= that check_call
+        # must reject or make a list of, sizes by name that are not ints.
+        if (out is None or (outs is not None and len(outs) == len(sig.outputs))) and \
+                all(type(v) is int for v in given.values()):
+            try:
+                found = layouts(torch, [values[i] for i in self._tensor_inputs] + (outs or []))
+                if found is not None:
+                    key = (found[0], out is None, tuple(given.items()))
+                    plan = self._plans.get(key)
+            except Exception:  # an odd object: check_call says what is wrong with it
+                key = plan = None
+        if plan is None:
+            cargs, checked, outs, sizes = check_call(sig, torch, values, out, given)
+            plan = CallPlan(sig, torch, checked, sizes)
+            if key is not None:
+                if len(self._plans) >= CALL_PLANS:
+                    self._plans.clear()
+                self._plans[key] = plan
+            return plan, cargs, [a.ptr for _, a in checked], [a.stream for _, a in checked], outs
+        _, ptrs, streams = found
+        cargs, i = [], 0
+        for p, v, scalar in zip(sig.inputs, values, self._scalar_inputs):
+            if scalar:
+                cargs.append(check_scalar(sig, p, v))
+            else:
+                check_pointer(sig, p, ptrs[i], plan.nbytes[i])
+                cargs.append(ptrs[i])
+                i += 1
+        for j in range(i, len(ptrs)):
+            check_pointer(sig, self._tensors[j], ptrs[j], plan.nbytes[j])
+        return plan, cargs, ptrs, streams, outs
 
-    def _check_overlaps(self, checked):
+    def _check_overlaps(self, plan, ptrs):
         """The launchers' contract: outputs overlap neither the inputs nor
         each other."""
-        for i, (p, a) in enumerate(checked):
-            if p.is_input:
-                continue
-            for q, b in checked[:i]:
-                if a.ptr < b.ptr + b.nbytes and b.ptr < a.ptr + a.nbytes:
-                    self.signature.fail(p.name, f"overlaps '{q.name}': outputs must not alias "
-                                                "the inputs or each other")
+        nbytes = plan.nbytes
+        for i, j in self._overlaps:
+            if ptrs[i] < ptrs[j] + nbytes[j] and ptrs[j] < ptrs[i] + nbytes[i]:
+                self.signature.fail(self._tensors[i].name, f"overlaps '{self._tensors[j].name}'"
+                                    ": outputs must not alias the inputs or each other")
 
-    def _torch_for_outputs(self, torch, checked):
-        device = next((a.obj.device for _, a in checked
-                       if torch is not None and isinstance(a.obj, torch.Tensor)), None)
+    def _torch_for_outputs(self, torch, device):
+        """torch, and the device of the outputs: that of the first torch
+        tensor argument (device), else the current CUDA device."""
         if torch is None:
             try:
                 import torch

@@ -58,6 +58,28 @@ class Param:
     __repr__ = __str__
 
 
+def solving_order(params, known=()):
+    """The fixpoint every size inference runs: [(param index, dim index,
+    symbol)] in the order in which a dim with one size symbol not yet known
+    solves that symbol, passing over params until no dim solves another;
+    the symbols of `known` are known from the start. The order depends only
+    on which symbols are known, never on their values: infer_sizes follows
+    it with the values, _plan records it once, and undetermined_by_inputs
+    reads which symbols it leaves unknown."""
+    known, order = set(known), []
+    progress = True
+    while progress:
+        progress = False
+        for j, p in enumerate(params):
+            for i, d in enumerate(p.dims):
+                unknown = [s for s in d.coeffs if s not in known]
+                if len(unknown) == 1:
+                    known.add(unknown[0])
+                    order.append((j, i, unknown[0]))
+                    progress = True
+    return order
+
+
 class Signature:
     """One kernel's interface: `str(sig)` reads as the .tdsl declaration;
     `inputs`, `outputs` and `sizes` are in the launcher's order."""
@@ -82,17 +104,8 @@ class Signature:
 
     def undetermined_by_inputs(self):
         """The size symbols the inputs' shapes cannot give: those the caller
-        must pass (or that out= gives). The same propagation as infer_sizes,
-        on which symbols are known rather than on values."""
-        known, progress = set(), True
-        while progress:
-            progress = False
-            for p in self.inputs:
-                for d in p.dims:
-                    unknown = [s for s in d.coeffs if s not in known]
-                    if len(unknown) == 1:
-                        known.add(unknown[0])
-                        progress = True
+        must pass (or that out= gives)."""
+        known = {s for _, _, s in solving_order(self.inputs)}
         return [s for s in self.sizes if s not in known]
 
     def solve(self, shapes, given):
@@ -128,27 +141,18 @@ class Signature:
     def _plan(self, params):
         """([(shape index, dim, symbol, coeff, constant, other terms)] in
         solving order, [(shape index, dim, its symbol if bare, Dim)] left to
-        check); None when
-        the shapes leave a symbol unknown. A dim that solves its symbol
-        with coefficient 1 holds by construction; the others are checked.
-        Every dim is >= 1 when every size is (sema's rule), so the plan
-        needs no separate test for empty tensors."""
-        known, steps, solved = set(), [], set()
-        progress = True
-        while progress:
-            progress = False
-            for j, p in enumerate(params):
-                for i, d in enumerate(p.dims):
-                    unknown = [s for s in d.coeffs if s not in known]
-                    if len(unknown) != 1:
-                        continue
-                    s = unknown[0]
-                    others = tuple((t, c) for t, c in d.coeffs.items() if t != s)
-                    steps.append((j, i, s, d.coeffs[s], d.constant, others))
-                    known.add(s)
-                    if d.coeffs[s] == 1:
-                        solved.add((j, i))
-                    progress = True
+        check); None when the shapes leave a symbol unknown. A dim that
+        solves its symbol with coefficient 1 holds by construction; the
+        others are checked. Every dim is >= 1 when every size is (sema's
+        rule), so the plan needs no separate test for empty tensors."""
+        steps, solved = [], set()
+        for j, i, s in solving_order(params):
+            d = params[j].dims[i]
+            others = tuple((t, c) for t, c in d.coeffs.items() if t != s)
+            steps.append((j, i, s, d.coeffs[s], d.constant, others))
+            if d.coeffs[s] == 1:
+                solved.add((j, i))
+        known = {s for _, _, s, _, _, _ in steps}
         if any(s not in known for s in self.sizes):
             return None
         checks = [(j, i, d.text if d.is_symbol() else None, d)
@@ -173,24 +177,17 @@ class Signature:
                 if extent < 1:
                     self.fail(p.name, f"dim {i} ({d.text}) is {extent}: tdsl kernels take "
                                       "no empty tensors (every size >= 1)")
-        progress = True
-        while progress:
-            progress = False
-            for p, shape in shapes:
-                for i, (d, extent) in enumerate(zip(p.dims, shape)):
-                    unknown = [s for s in d.coeffs if s not in known]
-                    if len(unknown) != 1:
-                        continue
-                    s = unknown[0]
-                    a = d.coeffs[s]
-                    rest = extent - d.constant - sum(c * known[t][0]
-                                                     for t, c in d.coeffs.items() if t != s)
-                    value = rest if a == 1 else rest // a
-                    if (a != 1 and rest % a != 0) or value < 1:
-                        self.fail(p.name, f"dim {i} ({d.text}) is {extent}: no {s} >= 1 "
-                                          "gives that" + self._origins(d, known, s))
-                    known[s] = (value, f"dim {i} of '{p.name}'")
-                    progress = True
+        for j, i, s in solving_order([p for p, _ in shapes], known):
+            p, extent = shapes[j][0], shapes[j][1][i]
+            d = p.dims[i]
+            a = d.coeffs[s]
+            rest = extent - d.constant - sum(c * known[t][0]
+                                             for t, c in d.coeffs.items() if t != s)
+            value = rest if a == 1 else rest // a
+            if (a != 1 and rest % a != 0) or value < 1:
+                self.fail(p.name, f"dim {i} ({d.text}) is {extent}: no {s} >= 1 "
+                                  "gives that" + self._origins(d, known, s))
+            known[s] = (value, f"dim {i} of '{p.name}'")
         missing = [s for s in self.sizes if s not in known]
         if missing:
             self.fail(None, "the shapes of the arguments do not determine size "

@@ -21,6 +21,9 @@ REPO_BUILD_TDSLC = os.path.join(os.path.dirname(os.path.dirname(PACKAGE_DIR)),
                                 "build", "bin", "tdslc")
 # Bumped when the layout of a cache entry or the nvcc command changes.
 CACHE_FORMAT = 1
+# Where tdslc's rule looks for nvcc last.
+DEFAULT_CUDA_HOME = "/usr/local/cuda"
+DEFAULT_NVCC = os.path.join(DEFAULT_CUDA_HOME, "bin", "nvcc")
 
 
 def find_tdslc():
@@ -44,18 +47,35 @@ def find_tdslc():
 
 
 def find_nvcc():
-    """tdslc's rule: $CUDACXX, then nvcc on PATH, then /usr/local/cuda."""
+    """tdslc's rule: $CUDACXX, then nvcc on PATH, then /usr/local/cuda. The
+    one copy of it in Python: bench/ and test/gpu/ import it."""
     env = os.environ.get("CUDACXX")
     if env:
         found = env if os.path.exists(env) else shutil.which(env)
         if not found:
             raise TdslError(f"CUDACXX={env}: no such nvcc")
         return found
-    found = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+    found = shutil.which("nvcc") or DEFAULT_NVCC
     if not os.access(found, os.X_OK):
         raise TdslError("nvcc not found (set CUDACXX, put nvcc on PATH or install the CUDA "
                         "toolkit in /usr/local/cuda)")
     return found
+
+
+def cuda_home(nvcc):
+    """The toolkit nvcc belongs to: <home>/bin/nvcc, links resolved."""
+    return os.path.dirname(os.path.dirname(os.path.realpath(nvcc)))
+
+
+def cuda_lib_dir(home):
+    """Where toolkit `home` keeps libcudart.so."""
+    return os.path.join(home, "lib64")
+
+
+def cudart_link_flags(home):
+    """nvcc's flags to link the shared libcudart of toolkit `home` and find
+    it at run time without LD_LIBRARY_PATH."""
+    return ["-cudart", "shared", f"-Xlinker=-rpath,{cuda_lib_dir(home)}"]
 
 
 def runtime_archive(tdslc):
@@ -161,8 +181,8 @@ def load_cudart():
     if there is none."""
     candidates = []
     try:
-        home = os.path.dirname(os.path.dirname(os.path.realpath(find_nvcc())))
-        candidates += sorted(glob.glob(os.path.join(home, "lib64", "libcudart.so*")))
+        lib_dir = cuda_lib_dir(cuda_home(find_nvcc()))
+        candidates += sorted(glob.glob(os.path.join(lib_dir, "libcudart.so*")))
     except TdslError:
         pass
     for c in candidates + ["libcudart.so", "libcudart.so.13", "libcudart.so.12"]:
@@ -249,10 +269,9 @@ def build(source, stem, user_path, arch, opt, schedule, flags, cache_dir):
         run(base + ["--emit=cuda", "-o", staged.path(".cu"), f"--header={staged.path('.h')}"],
             "tdslc", rewrite=rewrite)
         nvcc = find_nvcc()
-        cudalib = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(nvcc))), "lib64")
         run([nvcc, "-shared", "-O2", "-std=c++17", "-lineinfo", "-Xcompiler", "-fPIC",
              f"-arch={arch}", "-I", tdslc_include_dir(tdslc), staged.path(".cu"), runtime,
-             "-cudart", "shared", f"-Xlinker=-rpath,{cudalib}", "-o", staged.library], "nvcc")
+             *cudart_link_flags(cuda_home(nvcc)), "-o", staged.library], "nvcc")
         with open(os.path.join(tmp, "key.json"), "w") as f:
             json.dump(dict(key_parts, tdslc_path=tdslc), f, indent=1, sort_keys=True)
         try:

@@ -4,7 +4,7 @@ implementation allocates the outputs from the same size inference and
 argument checks as a real call, on fake tensors."""
 import torch
 
-from ._kernel import check_tensor, torch_dtype
+from ._kernel import check_call, empty_outputs
 from ._signature import FLOAT_DTYPES
 
 # One library fragment for every op of the process; ops by name, so that a
@@ -34,14 +34,10 @@ def register(kernel):
         return kernel(*args[:n], **dict(zip(extra, args[n:])))
 
     def fake(*args):
-        shapes, device = [], None
-        for p, v in zip(sig.inputs, args[:n]):
-            if not p.is_scalar:
-                shapes.append((p, check_tensor(sig, p, v, torch, memory=False).shape))
-                device = device or v.device
-        sizes = sig.infer_sizes(shapes, dict(zip(extra, args[n:])))
-        outs = [torch.empty(shape, dtype=torch_dtype(torch, p.dtype), device=device)
-                for p, shape in zip(sig.outputs, sig.output_shapes(sizes))]
+        _, checked, _, sizes = check_call(sig, torch, args[:n], None,
+                                          dict(zip(extra, args[n:])), fake=True)
+        device = next((a.obj.device for _, a in checked), None)
+        outs = empty_outputs(torch, sig, sizes, device)
         return outs[0] if len(outs) == 1 else tuple(outs)
 
     _LIBRARY.impl(name, real, "CUDA")

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+from unittest import mock
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 import tdsl  # noqa: E402
@@ -309,6 +310,34 @@ class ArgumentTest(unittest.TestCase):
         if "torch" not in sys.modules:
             with self.assertRaisesRegex(tdsl.ArgumentError, "outputs: pass them with out="):
                 self.ew(Fake((3, 5)), Fake((5,), ptr=0x20000000), Fake((5,), ptr=0x30000000), 1.0)
+
+    def test_repeated_layouts(self):
+        """A call whose tensors have the layouts of an earlier call takes
+        its sizes from that call's plan, and still checks what the layouts
+        do not decide: the scalars, the pointers, the overlaps."""
+        ew = tdsl.compile(os.path.join(EXAMPLES, "elementwise.tdsl"), arch="sm_90",
+                          cache_dir=self.cache).elementwise
+        ew._launch = mock.Mock(side_effect=AssertionError("a made-up pointer launched"))
+        X, a, b = Fake((3, 5)), Fake((5,), ptr=0x20000000), Fake((5,), ptr=0x30000000)
+        Y = Fake((3, 5), ptr=0x40000000)
+        with self.assertRaisesRegex(tdsl.ArgumentError, "argument 'Y': overlaps 'X'"):
+            ew(X, a, b, 1.0, out=Fake((3, 5), ptr=0x10000004))  # leaves the plan
+        with mock.patch("tdsl._kernel.check_call", side_effect=AssertionError("not planned")):
+            with self.assertRaisesRegex(tdsl.ArgumentError, "argument 'Y': overlaps 'X'"):
+                ew(X, a, b, 1.0, out=Fake((3, 5), ptr=0x10000004))
+            with self.assertRaisesRegex(tdsl.ArgumentError, "argument 'X': misaligned"):
+                ew(Fake((3, 5), ptr=0x10000002), a, b, 1.0, out=Y)
+            with self.assertRaisesRegex(tdsl.ArgumentError, "argument 'b': null data pointer"):
+                ew(X, a, Fake((5,), ptr=0), 1.0, out=Y)
+            with self.assertRaisesRegex(tdsl.ArgumentError, "argument 'scale': expected a "
+                                        "Python number for the f32 scalar, got bool"):
+                ew(X, a, b, True, out=Y)
+        # Other layouts are checked whole.
+        with self.assertRaisesRegex(tdsl.ArgumentError, "argument 'Y': conflicting size "
+                                    "symbol R: dim 0 is 4, but R = 3"):
+            ew(X, a, b, 1.0, out=Fake((4, 5), ptr=0x40000000))
+        with self.assertRaisesRegex(tdsl.ArgumentError, "argument 'Y': read-only"):
+            ew(X, a, b, 1.0, out=Fake((3, 5), ptr=0x40000000, readonly=True))
 
     def test_python_binding(self):
         with self.assertRaisesRegex(TypeError, r"takes 4 inputs \(X, a, b, scale\), got 5"):

@@ -41,6 +41,13 @@ import sys
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# The runtime's C ABI (status names, tdsl_f16, tdsl_launch_info) as the
+# package spells it for ctypes, and its rule for finding nvcc: python/tdsl
+# needs only the standard library to import, and the sources beside this
+# file are always there.
+sys.path.insert(0, os.path.join(REPO, "python"))
+from tdsl import TdslError, _toolchain  # noqa: E402
+from tdsl._abi import STATUS_NAMES, Half, LaunchInfo, status_name  # noqa: E402
 
 # Shapes cost about the product of their sizes in the CPU reference (a
 # contraction visits every index of every symbol once); these bounds keep
@@ -50,14 +57,8 @@ LARGE_COST_LIMIT = 4_500_000
 LARGE = 128
 SMALL = 5
 
-TDSL_STATUS_NAMES = {
-    0: "TDSL_SUCCESS", 1: "TDSL_ERROR_NULL_POINTER", 2: "TDSL_ERROR_MISALIGNED_POINTER",
-    3: "TDSL_ERROR_INVALID_SIZE", 4: "TDSL_ERROR_SIZE_MISMATCH", 5: "TDSL_ERROR_TOO_LARGE",
-    6: "TDSL_ERROR_OUT_OF_MEMORY", 7: "TDSL_ERROR_DEVICE", 8: "TDSL_ERROR_LAUNCH",
-    9: "TDSL_ERROR_CUDA", 10: "TDSL_ERROR_WORKSPACE_TOO_SMALL",
-}
-TDSL_ERROR_NULL_POINTER = 1
-TDSL_ERROR_INVALID_SIZE = 3
+TDSL_ERROR_NULL_POINTER = STATUS_NAMES.index("TDSL_ERROR_NULL_POINTER")
+TDSL_ERROR_INVALID_SIZE = STATUS_NAMES.index("TDSL_ERROR_INVALID_SIZE")
 
 SANITIZER_TOOLS = [
     ("memcheck", ["--tool", "memcheck", "--padding", "512", "--leak-check", "full"]),
@@ -151,16 +152,6 @@ def parse_prototypes(header_text):
     return protos
 
 
-class Half(ctypes.Structure):
-    """tdsl_f16 / tdsl_bf16: one uint16_t, passed by value."""
-    _fields_ = [("bits", ctypes.c_uint16)]
-
-
-class LaunchInfo(ctypes.Structure):
-    _fields_ = [("grid", ctypes.c_uint * 3), ("block", ctypes.c_uint * 3),
-                ("shared_bytes", ctypes.c_size_t)]
-
-
 def ctype_of(ctype):
     base = re.sub(r"\b(const|volatile|struct|restrict|__restrict__|__restrict)\b", "",
                   ctype).strip()
@@ -244,8 +235,9 @@ class Cuda:
     H2D, D2H = 1, 2
 
     def __init__(self, cuda_home):
-        candidates = [os.path.join(cuda_home, "lib64", "libcudart.so"),
-                      os.path.join(cuda_home, "lib64", "libcudart.so.13"),
+        lib_dir = _toolchain.cuda_lib_dir(cuda_home)
+        candidates = [os.path.join(lib_dir, "libcudart.so"),
+                      os.path.join(lib_dir, "libcudart.so.13"),
                       os.path.join(cuda_home, "lib", "libcudart.so"),
                       "libcudart.so", "libcudart.so.13", "libcudart.so.12"]
         self.lib, errors = None, []
@@ -361,16 +353,22 @@ class HostMemory(Cuda):
 
 
 def find_nvcc(arg):
+    """--nvcc, else tdslc's rule ($CUDACXX, PATH, /usr/local/cuda); where
+    there is none, the default path, which the build then reports."""
     if arg:
         return arg
-    return shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+    try:
+        return _toolchain.find_nvcc()
+    except TdslError:
+        return _toolchain.DEFAULT_NVCC
 
 
 def find_sanitizer(cuda_home, override=None):
     if override:
         return override
     for c in (os.path.join(cuda_home, "bin", "compute-sanitizer"),
-              "/usr/local/cuda/bin/compute-sanitizer", shutil.which("compute-sanitizer")):
+              os.path.join(_toolchain.DEFAULT_CUDA_HOME, "bin", "compute-sanitizer"),
+              shutil.which("compute-sanitizer")):
         if c and os.path.exists(c):
             return c
     return None
@@ -492,11 +490,10 @@ def build_example(args, nvcc, cuda_home, ex, runtime_objects):
             (out.stderr.strip().splitlines() or ["no message"])[0] + f"  [{log}]"
     if not os.path.exists(h):
         return f"tdslc wrote no header {h}"
-    cudalib = os.path.join(cuda_home, "lib64")
     cmd = [nvcc, "-shared", "-O2", "-std=c++17", "-lineinfo", "-Xcompiler", "-fPIC",
            f"-arch={args.arch}", *(["-DTDSL_ALWAYS_INDEX64"] if args.index64 else []),
            "-I", args.runtime_include, "-I", bdir, cu,
-           *runtime_objects, "-cudart", "shared", f"-Xlinker=-rpath,{cudalib}", "-o", lib]
+           *runtime_objects, *_toolchain.cudart_link_flags(cuda_home), "-o", lib]
     out = run_logged(cmd, log)
     if out.returncode != 0:
         err = [l for l in (out.stdout + out.stderr).splitlines() if "error" in l]
@@ -705,7 +702,7 @@ class KernelRunner:
             text = (f(status) or b"").decode()
         except AttributeError:
             text = "tdsl_status_string is missing"
-        return f"{TDSL_STATUS_NAMES.get(status, status)} ({text})"
+        return f"{status_name(status) or status} ({text})"
 
     def outputs_poisoned(self, meta, ptrs):
         for p in meta["params"]:
@@ -1133,8 +1130,8 @@ def main():
     args = ap.parse_args()
     nvcc = find_nvcc(args.nvcc)
     if args.cuda_home is None:
-        args.cuda_home = os.path.dirname(os.path.dirname(os.path.realpath(nvcc))) \
-            if os.path.exists(nvcc) else "/usr/local/cuda"
+        args.cuda_home = _toolchain.cuda_home(nvcc) if os.path.exists(nvcc) else \
+            _toolchain.DEFAULT_CUDA_HOME
     if args.worker:
         return worker(args)
 
