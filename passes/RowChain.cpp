@@ -187,7 +187,15 @@ private:
     // threads idle. A row length known only at run time gets every
     // mapping, chosen by the launch; a known one the narrowest that holds
     // it; a pinned reduce_threads asks for a block.
+    // A row length known at compile time gets the fewest threads, up to
+    // 1024, that hold it in registers: a long row then is read once, and
+    // its block keeps more loads in flight (a row of 131072 elements takes
+    // 1024 threads and is re-read). A length known only at run time takes
+    // reduce_threads, which all its mappings share as the launch's block.
     Block = Threads;
+    if (!ThreadsPinned && C)
+      while (Block < 1024 && *C > Block * PerThread)
+        Block *= 2;
     LaneGroups.clear();
     for (int64_t G : {int64_t(8), WarpSize}) {
       if (ThreadsPinned)

@@ -15,7 +15,9 @@
 //   8 lanes per row for C <= 256 (four rows a warp; lanes past the last
 //   row compute on it and store nothing), a warp per row for C <= 1024,
 //   else a block of N threads (reduce_threads, 256) per row, with the
-//   grid to match; a constant C gets its mapping alone. Every thread
+//   grid to match; a constant C gets its mapping alone, and one longer
+//   than N threads hold gets the fewest threads, up to 1024, that hold
+//   it. Every thread
 //   holds the values per row; a reduction folds the thread's columns, and
 //   shfl_xor butterflies (in a block, one barrier through shared memory)
 //   give every thread the total. Within each mapping, versions chosen at
