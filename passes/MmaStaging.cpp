@@ -94,54 +94,70 @@ void MmaOperandStage::layout(const Func &F, const MmaSchedule &S) {
               std::to_string(CopyBefore) + " unswizzled)";
 }
 
-/// 3. The copy of a k tile into a stage by all threads, 16 bytes (8
-/// elements) each time: cp.async reading zeros outside the tensor (Wide,
-/// for aligned operands), else one guarded element at a time.
+/// 3. The copy of a k tile into a stage by all threads: cp.async of 16
+/// bytes a thread, reading zeros outside the tensor (Wide, for aligned
+/// operands), else guarded elements: the 16 bytes' elements one by one, or
+/// for byte tiles one element a thread, consecutive threads on consecutive
+/// bytes (with a chunk each, a warp's byte loads would touch 8 rows'
+/// sectors and its stores hit each bank 4 times).
 Stmt MmaOperandStage::copy(NameTable &Names, const MmaSchedule &S, const std::string &TX,
                            const Expr &KTile, const Expr &Stage, bool Wide, unsigned Line) const {
   const MmaOperandStage &O = *this;
-  int64_t E = chunk(), Chunks = O.Cols / E, Total = O.Rows * Chunks, Threads = S.threads();
-  int64_t Rounds = (Total + Threads - 1) / Threads;
+  int64_t Threads = S.threads();
   bool KF = O.Op->KFastest;
-  {
-    std::string Cc = Names.fresh("c"), Q = Names.fresh("q"), R = Names.fresh("r"),
-                Col = Names.fresh("col");
-    auto Element = [&](Expr E) { // global (x, k) of element E of the chunk
-      Expr X = add(BlockOffset, KF ? var(R) : add(var(Col), E));
-      Expr K = add(mul(KTile, c(S.TileK)), KF ? add(var(Col), E) : var(R));
-      Expr Src = substitute(O.Op->Load, O.XLoop->Var, fromMin(O.XLoop->Min, X));
-      Src = substitute(Src, Red->Var, fromMin(Red->Min, K));
-      return std::make_pair(Src, land(lt(X, O.XLoop->Extent), lt(K, Red->Extent)));
-    };
-    Stmt Body;
-    if (Wide) {
-      auto [Src, Valid] = Element(c(0));
-      const auto &L = static_cast<const LoadNode &>(*Src);
-      Body = std::make_shared<AsyncCopyNode>(O.Tile, std::vector<Expr>{Stage, var(R), var(Col)},
-                                             L.Buffer, L.Indices, unsigned(E), Line, Valid);
-    } else {
-      // Sixteen bytes a chunk, unrolled, hold more addresses and conditions
-      // than the registers left beside the accumulators (ptxas spills); a
-      // rolled byte loop waits for each load before the next. So the bytes
-      // go four at a time: a rolled loop over unrolled runs of 4.
-      int64_t Run = E == 16 ? 4 : E;
-      std::string Ev = Names.fresh("e"), Eo = E == 16 ? Names.fresh("eo") : "";
-      Expr El = E == 16 ? add(mul(var(Eo), c(Run)), var(Ev)) : var(Ev);
-      auto [Src, Valid] = Element(El);
-      std::vector<Expr> Dst = {Stage, var(R), add(var(Col), El)};
-      Stmt One = ifThen(Valid, store(O.Tile, Dst, Src, Line),
-                        store(O.Tile, Dst, zeroOf(O.Op->Type), Line), Line);
-      Body = unrolled(Ev, Run, One, Line);
-      if (E == 16)
-        Body = std::make_shared<ForNode>(Eo, c(0), c(E / Run), ForKind::Serial, 1, Body, Line);
-    }
-    Body = letStmt(R, idiv(var(Q), c(Chunks)),
-                   letStmt(Col, mul(imod(var(Q), c(Chunks)), c(E)), Body, Line), Line);
-    if (Total % Threads)
-      Body = ifThen(lt(var(Q), c(Total)), Body, nullptr, Line);
+  std::string Cc = Names.fresh("c"), Q = Names.fresh("q"), R = Names.fresh("r"),
+              Col = Names.fresh("col");
+  // The tensor element at tile row R, column Col + E, and whether it
+  // exists.
+  auto Element = [&](Expr E) {
+    Expr At = E ? add(var(Col), E) : var(Col);
+    Expr X = add(BlockOffset, KF ? var(R) : At);
+    Expr K = add(mul(KTile, c(S.TileK)), KF ? At : var(R));
+    Expr Src = substitute(O.Op->Load, O.XLoop->Var, fromMin(O.XLoop->Min, X));
+    Src = substitute(Src, Red->Var, fromMin(Red->Min, K));
+    return std::make_tuple(Src, land(lt(X, O.XLoop->Extent), lt(K, Red->Extent)),
+                           std::vector<Expr>{Stage, var(R), At});
+  };
+  // Work item Q of the thread's copies: a 16-byte chunk, or an element.
+  bool Bytes = !Wide && dtypeBytes(O.Op->Type) == 1;
+  int64_t Per = Bytes ? 1 : chunk(), PerRow = O.Cols / Per, Total = O.Rows * PerRow;
+  Stmt Body;
+  if (Wide) {
+    auto [Src, Valid, Dst] = Element(nullptr);
+    const auto &L = static_cast<const LoadNode &>(*Src);
+    Body = std::make_shared<AsyncCopyNode>(O.Tile, Dst, L.Buffer, L.Indices, unsigned(Per),
+                                           Line, Valid);
+  } else {
+    std::string Ev = Names.fresh("e");
+    auto [Src, Valid, Dst] = Element(Per > 1 ? var(Ev) : nullptr);
+    Body = ifThen(Valid, store(O.Tile, Dst, Src, Line),
+                  store(O.Tile, Dst, zeroOf(O.Op->Type), Line), Line);
+    if (Per > 1)
+      Body = unrolled(Ev, Per, Body, Line);
+  }
+  Body = letStmt(R, idiv(var(Q), c(PerRow)),
+                 letStmt(Col, Per > 1 ? mul(imod(var(Q), c(PerRow)), c(Per))
+                                      : imod(var(Q), c(PerRow)),
+                         Body, Line),
+                 Line);
+  int64_t Rounds = (Total + Threads - 1) / Threads;
+  // Byte tiles take 64 elements a thread: unrolled, their addresses and
+  // conditions outgrow the registers left beside the accumulators (ptxas
+  // spills); rolled, each load waits for the one before. So a rolled loop
+  // goes over unrolled runs of 4.
+  int64_t Run = Bytes && Rounds > 4 ? 4 : Rounds;
+  int64_t Outer = (Rounds + Run - 1) / Run;
+  if (Total % Threads || Outer * Run != Rounds)
+    Body = ifThen(lt(var(Q), c(Total)), Body, nullptr, Line);
+  if (Outer == 1) {
     Body = letStmt(Q, add(var(TX), mul(var(Cc), c(Threads))), Body, Line);
     return unrolled(Cc, Rounds, Body, Line);
   }
+  std::string Co = Names.fresh("co");
+  Body = letStmt(Q, add(var(TX), mul(add(mul(var(Co), c(Run)), var(Cc)), c(Threads))), Body,
+                 Line);
+  return std::make_shared<ForNode>(Co, c(0), c(Outer), ForKind::Serial, 1,
+                                   unrolled(Cc, Run, Body, Line), Line);
 }
 
 /// 4. The warp's fragments for k step KK of the staged tile: ldmatrix x4
