@@ -11,27 +11,26 @@
 //     element    for c in 0..C serial { Out[rows, c] = E }
 //   every column loop over the same 0..C, OP one of + * max min, T one of
 //   i32 i64 f32 f64.
-// Ensures: one `launch NAME row_reduction` that picks by the row length C:
-//   8 lanes per row for C <= 256 (four rows a warp; lanes past the last
-//   row compute on it and store nothing), a warp per row for C <= 1024,
-//   else a block of N threads (reduce_threads, 256) per row, with the
-//   grid to match; a constant C gets its mapping alone, and one longer
-//   than N threads hold gets the fewest threads, up to 1024, that hold
-//   it. Every thread
-//   holds the values per row; a reduction folds the thread's columns, and
-//   shfl_xor butterflies (in a block, one barrier through shared memory)
-//   give every thread the total. Within each mapping, versions chosen at
-//   run time: when the row's tensors take runs of 16 bytes (C and their
-//   rows multiples of the run, aligned) and a row fits in the registers
-//   (32 elements a thread), each thread loads its runs of the row once
-//   into registers and every phase reads them there, so the row is read
-//   from memory once (a reduction's term a later phase computes again is
-//   kept too); longer rows re-read their runs from memory (the L2 cache)
-//   in each phase, consecutive reductions that read none of each other's
-//   results in one sweep; other rows go one element at a time. Nothing held
-//   lives across an f32 division (its slow path is a call, where it would
-//   spill). Results differ from the serial loops only by the
-//   reassociation of OP, the same on every run.
+// Ensures: one `launch NAME row_reduction` that picks by the row length C: 8
+//   lanes per row for C <= 256 (four rows a warp; lanes past the last row
+//   compute on it and store nothing), a warp per row for C <= 1024, else a
+//   block of N threads (reduce_threads, 256) per row, with the grid to
+//   match; a constant C gets its mapping alone, and one longer than N
+//   threads hold gets the fewest threads, up to 1024, that hold it. Every
+//   thread holds the values per row; a reduction folds the thread's columns,
+//   and shfl_xor butterflies (in a block, one barrier through shared memory)
+//   give every thread the total. Within each mapping, versions chosen at run
+//   time: when the row's tensors take runs of 16 bytes (C and their rows
+//   multiples of the run, aligned) and a row fits in the registers (32
+//   elements a thread), each thread loads its runs of the row once into
+//   registers and every phase reads them there, so the row is read from
+//   memory once (a reduction's term a later phase computes again is kept
+//   too); longer rows re-read their runs from memory (the L2 cache) in each
+//   phase, consecutive reductions that read none of each other's results in
+//   one sweep; other rows go one element at a time. Nothing held lives
+//   across an f32 division (its slow path is a call, where it would spill).
+//   Results differ from the serial loops only by the reassociation of OP,
+//   the same on every run.
 // Why here: after the contraction passes, before reduce-rows, which takes
 //   a lone reduction (one phase) and would decline a chain.
 //
@@ -44,6 +43,8 @@
 //       for c in 0..C serial {                   Y[r, ...] = X_row[j, v] / s[0] (16 bytes)
 //         Y[r, c] = X[r, c] / s[0] } } }       } else ... } } } } }
 //
+// Code: passes/RowChain.cpp (the mapping), passes/RowChainPhases.cpp (a
+//   phase's code), passes/RowChainMapper.h (the mapper they share).
 // Test: test/passes/row-chain.tir, test/passes/row-chain-cuda.test
 //
 //===----------------------------------------------------------------------===//

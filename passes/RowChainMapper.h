@@ -1,0 +1,176 @@
+//===- RowChainMapper.h - The row-chain pass's mapper, shared by its files -===//
+//
+// Internal to passes/RowChain.cpp (the mapping: which threads take a row,
+// the versions, the launch) and passes/RowChainPhases.cpp (the code of one
+// phase: the runs, the reductions and their butterflies, the maps per
+// element). Not for other passes: passes/RowChain.h is the pass.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TDSL_PASSES_ROWCHAINMAPPER_H
+#define TDSL_PASSES_ROWCHAINMAPPER_H
+
+#include "passes/PassUtils.h"
+#include "passes/ReduceRows.h"
+#include "passes/RowChain.h"
+#include "passes/RowChainMatch.h"
+#include "passes/Schedule.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace tdsl::rowchain {
+
+// The pass's own namespace, included by its two files alone: the IR's
+// names unqualified, as in every pass.
+using namespace ir;
+
+constexpr int64_t WarpSize = 32;
+
+/// How a version reads the row: one element a thread at a time, runs of
+/// Width elements re-read from memory in each phase, or runs held in
+/// registers across the phases.
+enum class Mode { Scalar, Wide, Cached };
+
+/// Maps the row chains of one Func, a nest at a time: plan() decides the
+/// runs, the held tensors and the mappings (RowChain.cpp), the phases'
+/// code is written by sweep, reduce and elementwise (RowChainPhases.cpp),
+/// and build() puts the versions and mappings into one launch.
+class ChainMapper {
+public:
+  explicit ChainMapper(Func &F)
+      : F(F), Names(F), ThreadsPinned(findKnob(F, "reduce_threads") != nullptr),
+        Threads(knobInt(F, "reduce_threads", ReduceBlockThreads)) {}
+
+  // 1. Peel the values per row until the body parses as two or more
+  //    phases; anything else is left to reduce-rows and map-to-gpu.
+  // 2. Which loads move along the row in runs (plan).
+  // 3. Build the launch: a block per row, three versions (build).
+  Stmt rewriteNest(const Stmt &S);
+
+private:
+  Func &F;
+  NameTable Names;
+  bool ThreadsPinned;
+  int64_t Threads;
+  ChainNest Nest; ///< the nest being mapped
+  std::vector<RowPhase> &Phases = Nest.Phases;
+  Expr &Cols = Nest.Cols; ///< the row length C
+  int64_t Block = 0;      ///< threads per row
+  /// The mappings the launch has: lanes per row of each group of a warp
+  /// (8: four rows a warp; 32: a warp a row), ascending, and a block per
+  /// row. A group takes rows of up to 32 elements a lane.
+  std::vector<int64_t> LaneGroups;
+  bool PerBlock = true;
+  /// While a group of fewer than 32 lanes is built: whether the lanes' row
+  /// exists (the others compute on the last row, so that every lane takes
+  /// part in the shuffles, and store nothing).
+  Expr Guard;
+  // The runs: each load of a 2- or 4-byte tensor contiguous along the row.
+  std::vector<Expr> Staged;
+  std::vector<bool> Cached; ///< read by two or more phases: held in registers
+  std::vector<std::string> RunName, CacheName;
+  int64_t Width = 0;                         ///< elements per run; 0: no runs
+  int64_t Runs = 0;                          ///< runs a thread holds
+  int64_t PerThread = RowChainCacheElements; ///< elements of a row a thread holds
+  Expr WideCond, CachedCond;
+  /// Held version: the terms of reductions that later phases compute
+  /// again (softmax's exp(x - max)), kept per element of the thread's
+  /// runs in KeepName[phase], and what replaces them there.
+  std::vector<std::string> KeepName;
+  ExprReplacer Kept;
+  std::string WideWhy;
+  std::string Row, RowOfWarp, RowOfRange, Warp, Lane, Tid, Step, Start, V, Col, Val;
+
+  void takeNames();
+
+  // The runs: a run is 16 bytes of the narrowest tensor taking part (a
+  // wider one moves it in 16-byte pieces), and every tensor read or
+  // written along the row takes part, or none does (one left out would be
+  // accessed with a stride of a run).
+  void plan();
+
+  Expr tid() const { return var(Tid); }
+  Expr lane() const { return var(Lane); }
+
+  /// S, or for a store to a global tensor S run by thread 0 alone.
+  Stmt byOwner(const Stmt &S) const;
+
+  /// The index of run j of thread tid: c0 = (tid + j * N) * Width.
+  Stmt atRun(Stmt Body, unsigned Line) const;
+
+  /// Body for each run of the thread: j over the Runs slots (each tested
+  /// against C) when held, else over as many as the row has.
+  Stmt overRuns(Mode M, Stmt Body, unsigned Line) const;
+
+  /// for v in 0..Width: Dest[Idx..., v] = load K at column c0 + v.
+  /// Elements of type T one access moves: a run, or 16 bytes of it.
+  int64_t pieceOf(DType T) const { return std::min<int64_t>(Width, 16 / dtypeBytes(T)); }
+
+  /// The copy of a run of type T in accesses of up to 16 bytes: for each
+  /// piece at Q (a multiple of P), for v in 0..P: Copy(Q + v in the run,
+  /// c0 + Q + v in the row), both spelled base + v as vectorize matches.
+  Stmt pieces(DType T, const std::function<Stmt(Expr, Expr)> &Copy, unsigned Line) const;
+
+  /// Dest[Idx..., e] = load K at column c0 + e, for e of the run.
+  Stmt fill(size_t K, const std::string &Dest, std::vector<Expr> Idx, unsigned Line) const;
+
+  /// RowPhase P of version M: its loads, each run first copied into
+  /// registers (held ones once, in the first phase reading them), then
+  /// Body(values, column) per element of the run; or, one element at a
+  /// time, Body per column of the thread.
+  Stmt sweep(Mode M, const std::vector<Expr> &Reads, unsigned Line, std::vector<bool> &Filled,
+             const std::function<Stmt(ExprReplacer &)> &PerElement,
+             const std::function<Stmt(ExprReplacer &)> &PerRun);
+
+  /// E with the phase's loads replaced by R, then the kept terms.
+  Expr apply(ExprReplacer &R, const Expr &E);
+
+  static bool dividesFloat(const Expr &E);
+
+  static bool contains(const Expr &E, const Expr &Sub);
+
+  /// Whether phase I's term is kept: a later phase computes it again, and
+  /// it is more than loads and casts.
+  bool keepsTerm(size_t I) const;
+
+  /// for v in 0..Width unroll { let c = c0 + v { S } }.
+  Stmt perColumn(Stmt S, unsigned Line) const;
+
+  Stmt butterflies(const RowPhase &P, int64_t Lanes) const;
+
+  /// A reduction: the thread's columns, a butterfly per warp, the warp
+  /// totals through Totals (shared) and one barrier, then a butterfly over
+  /// them in every warp, so every thread holds the total for the epilogue.
+  /// Consecutive reductions Members, none reading another's result (the
+  /// max and the picked logit of cross-entropy): one sweep over the row
+  /// folds each thread's columns into every accumulator; then per
+  /// accumulator a butterfly per warp, in a block the warps' totals through
+  /// shared memory (Totals[phase]) and one barrier for all, and a
+  /// butterfly over them in every warp, so every thread holds each total
+  /// for the epilogues.
+  Stmt reduce(Mode M, const std::vector<size_t> &Members, const std::vector<std::string> &Totals,
+              std::vector<bool> &Filled);
+
+  /// The reductions from phase I on that one sweep folds together where
+  /// the row is re-read (one read of it fewer each): each next one while
+  /// it reads nothing the ones before store.
+  std::vector<size_t> sweepGroup(size_t I) const;
+
+  /// An elementwise phase: each run computed into registers, then stored
+  /// as one run (16 bytes where aligned).
+  Stmt elementwise(Mode M, const RowPhase &P, std::vector<bool> &Filled);
+
+  Stmt version(Mode M, const std::vector<std::string> &Totals, unsigned Line);
+
+  /// The versions of the chain for threads per row Block, widest first:
+  /// held when the row fits (always, for a warp per row), re-read in runs,
+  /// one element at a time.
+  Stmt versions(const std::vector<std::string> &Totals, bool WarpEach, unsigned Line);
+
+  Stmt build(unsigned Line, const LoopRun &Run);
+};
+
+} // namespace tdsl::rowchain
+
+#endif // TDSL_PASSES_ROWCHAINMAPPER_H

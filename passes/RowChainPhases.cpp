@@ -1,0 +1,296 @@
+//===- RowChainPhases.cpp - The code of one phase of a row chain ----------===//
+//
+// For the row-chain pass (passes/RowChain.h): a phase's loads in runs or
+// one element at a time, held in registers or re-read; a reduction's fold,
+// butterflies and warp totals; a map per element stored in runs.
+//
+//===----------------------------------------------------------------------===//
+#include "ir/Match.h"
+#include "ir/Simplify.h"
+#include "passes/RowChainMapper.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MathExtras.h"
+
+namespace tdsl::rowchain {
+
+Stmt ChainMapper::byOwner(const Stmt &S) const {
+  const auto &St = static_cast<const StoreNode &>(*S);
+  if (Nest.holds(St.Buffer))
+    return S;
+  Expr Owner = binary(BinaryOp::Eq, tid(), intImm(0));
+  return ifThen(Guard ? land(Owner, Guard) : Owner, S, nullptr, S->SrcLine);
+}
+
+Stmt ChainMapper::atRun(Stmt Body, unsigned Line) const {
+  return letStmt(Start, mul(add(tid(), mul(var(Step), intImm(Block))), intImm(Width)), Body, Line);
+}
+
+Stmt ChainMapper::overRuns(Mode M, Stmt Body, unsigned Line) const {
+  if (M == Mode::Cached)
+    return forLoop(Step, intImm(0), intImm(Runs), ForKind::Unrolled,
+                   atRun(ifThen(lt(var(Start), Cols), Body, nullptr, Line), Line), Line);
+  Expr Trips = idiv(add(sub(idiv(Cols, intImm(Width)), tid()), intImm(Block - 1)), intImm(Block));
+  return forLoop(Step, intImm(0), Trips, ForKind::Serial, atRun(Body, Line), Line);
+}
+
+Stmt ChainMapper::pieces(DType T, const std::function<Stmt(Expr, Expr)> &Copy,
+                         unsigned Line) const {
+  int64_t P = pieceOf(T);
+  std::vector<Stmt> Out;
+  for (int64_t Q = 0; Q < Width; Q += P) {
+    Expr InRun = Q ? add(intImm(Q), var(V)) : var(V);
+    Expr InRow = add(Q ? add(var(Start), intImm(Q)) : var(Start), var(V));
+    Out.push_back(forLoop(V, intImm(0), intImm(P), ForKind::Serial, Copy(InRun, InRow), Line));
+  }
+  return block(std::move(Out), Line);
+}
+
+Stmt ChainMapper::fill(size_t K, const std::string &Dest, std::vector<Expr> Idx,
+                       unsigned Line) const {
+  return pieces(
+      Staged[K]->Type,
+      [&](Expr InRun, Expr InRow) {
+        std::vector<Expr> At = Idx;
+        At.push_back(InRun);
+        return store(Dest, At, substitute(Staged[K], Col, InRow), Line);
+      },
+      Line);
+}
+
+Stmt ChainMapper::sweep(Mode M, const std::vector<Expr> &Reads, unsigned Line,
+                        std::vector<bool> &Filled,
+                        const std::function<Stmt(ExprReplacer &)> &PerElement,
+                        const std::function<Stmt(ExprReplacer &)> &PerRun) {
+  if (M == Mode::Scalar) {
+    ExprReplacer None;
+    Expr Trips = idiv(add(sub(Cols, tid()), intImm(Block - 1)), intImm(Block));
+    return forLoop(Step, intImm(0), Trips, ForKind::Serial,
+                   letStmt(Col, add(tid(), mul(var(Step), intImm(Block))), PerElement(None), Line),
+                   Line);
+  }
+  std::vector<Stmt> Before, Fills;
+  std::vector<Buffer> Regs;
+  ExprReplacer R;
+  std::vector<Expr> Loads;
+  for (const Expr &E : Reads)
+    llvm::append_range(Loads, loadsOf(E));
+  for (size_t K = 0; K < Staged.size(); ++K) {
+    if (llvm::none_of(Loads, [&](const Expr &L) { return structurallyEqual(L, Staged[K]); }))
+      continue;
+    DType T = Staged[K]->Type;
+    if (M == Mode::Cached && Cached[K]) {
+      if (!Filled[K])
+        Before.push_back(overRuns(M, fill(K, CacheName[K], {var(Step)}, Line), Line));
+      Filled[K] = true;
+      R.Map.push_back({Staged[K], load(T, CacheName[K], {var(Step), var(V)})});
+      continue;
+    }
+    Regs.push_back(tempBuffer(RunName[K], T, {intImm(Width)}, MemScope::Register));
+    Fills.push_back(fill(K, RunName[K], {}, Line));
+    R.Map.push_back({Staged[K], load(T, RunName[K], {var(V)})});
+  }
+  Fills.push_back(PerRun(R));
+  Stmt Body = block(std::move(Fills), Line);
+  for (auto It = Regs.rbegin(); It != Regs.rend(); ++It)
+    Body = allocate(*It, Body, Line);
+  Before.push_back(overRuns(M, Body, Line));
+  return block(std::move(Before), Line);
+}
+
+Expr ChainMapper::apply(ExprReplacer &R, const Expr &E) {
+  Expr X = R.mutate(E);
+  return Kept.Map.empty() ? X : Kept.mutate(X);
+}
+
+bool ChainMapper::dividesFloat(const Expr &E) {
+  struct Divides : IRVisitor {
+    bool Any = false;
+    void visitBinary(const BinaryNode &N) override {
+      Any |= N.Op == BinaryOp::Div && isFloat(N.Type);
+      IRVisitor::visitBinary(N);
+    }
+  } D;
+  D.visit(E);
+  return D.Any;
+}
+
+bool ChainMapper::contains(const Expr &E, const Expr &Sub) {
+  ExprReplacer F;
+  F.Map.push_back({Sub, var("$sub", Sub->Type)});
+  return !structurallyEqual(F.mutate(E), E);
+}
+
+bool ChainMapper::keepsTerm(size_t I) const {
+  const RowPhase &P = Phases[I];
+  if (P.Kind != RowPhaseKind::Reduction || !usesAnyVar(P.Term, {Col}))
+    return false;
+  struct Costly : IRVisitor {
+    bool Any = false;
+    void visitCall(const CallNode &N) override {
+      Any |= N.Fn != Intrinsic::Relu && N.Fn != Intrinsic::Abs;
+      IRVisitor::visitCall(N);
+    }
+    void visitBinary(const BinaryNode &N) override {
+      Any |= N.Op == BinaryOp::Div;
+      IRVisitor::visitBinary(N);
+    }
+  } C;
+  C.visit(P.Term);
+  if (!C.Any)
+    return false;
+  // A reader that divides would hold the kept values across the
+  // division's slow path, a subroutine call, and they spill there
+  // (test/backend/no-spills): it computes the term again instead.
+  bool Kept = false;
+  for (size_t J = I + 1; J < Phases.size(); ++J) {
+    if (Phases[J].Kind == RowPhaseKind::Row || !contains(Phases[J].reads(), P.Term))
+      continue;
+    if (dividesFloat(Phases[J].reads()))
+      return false;
+    Kept = true;
+  }
+  return Kept;
+}
+
+Stmt ChainMapper::perColumn(Stmt S, unsigned Line) const {
+  if (usesAnyVar(S, {Col}))
+    S = letStmt(Col, add(var(Start), var(V)), S, Line);
+  return forLoop(V, intImm(0), intImm(Width), ForKind::Unrolled, S, Line);
+}
+
+Stmt ChainMapper::butterflies(const RowPhase &P, int64_t Lanes) const {
+  std::vector<Stmt> Out;
+  DType T = P.Acc->Buf.Type;
+  Expr A = load(T, P.Acc->Buf.Name, {intImm(0)});
+  for (int64_t D = Lanes / 2; D >= 1; D /= 2)
+    Out.push_back(store(P.Acc->Buf.Name, {intImm(0)},
+                        binary(P.Op, A, call(Intrinsic::ShflXor, {A, intImm(D, DType::I32)})),
+                        P.Line));
+  return block(std::move(Out), P.Line);
+}
+
+Stmt ChainMapper::reduce(Mode M, const std::vector<size_t> &Members,
+                         const std::vector<std::string> &Totals, std::vector<bool> &Filled) {
+  unsigned Line = Phases[Members.front()].Line;
+  auto AccOf = [&](size_t I) {
+    return load(Phases[I].Acc->Buf.Type, Phases[I].Acc->Buf.Name, {intImm(0)});
+  };
+  // One element of phase I: ACC = ACC OP E; held, a term a later phase
+  // computes again is kept too.
+  auto Step1 = [&](size_t I, ExprReplacer &R, bool InRun) {
+    const RowPhase &P = Phases[I];
+    Expr T = apply(R, P.Term);
+    if (!InRun || M != Mode::Cached || KeepName[I].empty())
+      return store(P.Acc->Buf.Name, {intImm(0)}, binary(P.Op, AccOf(I), T), P.Line);
+    Expr Slot = load(T->Type, KeepName[I], {var(Step), var(V)});
+    Kept.Map.push_back({T, Slot});
+    return block({store(KeepName[I], {var(Step), var(V)}, T, P.Line),
+                  store(P.Acc->Buf.Name, {intImm(0)}, binary(P.Op, AccOf(I), Slot), P.Line)},
+                 P.Line);
+  };
+  std::vector<Stmt> Body;
+  std::vector<Expr> Reads;
+  for (size_t I : Members) {
+    const RowPhase &P = Phases[I];
+    llvm::append_range(Body, P.Init);
+    // Every thread starts from init: right for max and min, and for +
+    // and * only when init is the identity.
+    Expr Identity = identityOf(P.Op, P.Acc->Buf.Type);
+    if (!isIdempotent(P.Op) &&
+        !(P.Init.size() == 1 &&
+          structurallyEqual(static_cast<const StoreNode &>(*P.Init[0]).Value, Identity)))
+      Body.push_back(ifThen(binary(BinaryOp::Ne, tid(), intImm(0)),
+                            store(P.Acc->Buf.Name, {intImm(0)}, Identity, P.Line), nullptr,
+                            P.Line));
+    Reads.push_back(P.Term);
+  }
+  auto Steps = [&](ExprReplacer &R, bool InRun) {
+    std::vector<Stmt> Out;
+    for (size_t I : Members)
+      Out.push_back(Step1(I, R, InRun));
+    return block(std::move(Out), Line);
+  };
+  Body.push_back(sweep(
+      M, Reads, Line, Filled, [&](ExprReplacer &R) { return Steps(R, false); },
+      [&](ExprReplacer &R) { return perColumn(Steps(R, true), Line); }));
+  for (size_t I : Members)
+    Body.push_back(butterflies(Phases[I], std::min<int64_t>(Block, WarpSize)));
+  int64_t Warps = Block / WarpSize;
+  if (Warps > 1) {
+    for (size_t I : Members)
+      Body.push_back(ifThen(binary(BinaryOp::Eq, lane(), intImm(0)),
+                            store(Totals[I], {var(Warp)}, AccOf(I), Line), nullptr, Line));
+    Body.push_back(barrier(Line));
+    // Every aligned group of Group lanes takes the Warps totals, so that
+    // every lane ends with the total: lanes past Warps in a group repeat
+    // a total (max, min: lane % Warps covers every residue in any Group
+    // consecutive lanes) or hold the identity (+, *).
+    int64_t Group = static_cast<int64_t>(llvm::PowerOf2Ceil(Warps));
+    for (size_t I : Members) {
+      const RowPhase &P = Phases[I];
+      DType T = P.Acc->Buf.Type;
+      Expr Slot = Warps == WarpSize ? lane() : imod(lane(), intImm(Warps));
+      Expr Total = load(T, Totals[I], {Slot});
+      if (Group != Warps && !isIdempotent(P.Op)) {
+        Expr InGroup = imod(lane(), intImm(Group));
+        Total =
+            select(lt(InGroup, intImm(Warps)), load(T, Totals[I], {InGroup}), identityOf(P.Op, T));
+      }
+      Body.push_back(store(P.Acc->Buf.Name, {intImm(0)}, Total, P.Line));
+      Body.push_back(butterflies(P, Group));
+    }
+  }
+  for (size_t I : Members)
+    for (const Stmt &E : Phases[I].Epilogue)
+      Body.push_back(byOwner(E));
+  Stmt Out = block(std::move(Body), Line);
+  for (auto It = Members.rbegin(); It != Members.rend(); ++It)
+    Out = allocate(Phases[*It].Acc->Buf, Out, Phases[*It].Acc->SrcLine);
+  return Out;
+}
+
+std::vector<size_t> ChainMapper::sweepGroup(size_t I) const {
+  std::vector<size_t> Members = {I};
+  std::vector<std::string> Written;
+  for (size_t J = I;; ++J) {
+    for (const Stmt &E : Phases[J].Epilogue)
+      Written.push_back(static_cast<const StoreNode &>(*E).Buffer);
+    if (J + 1 == Phases.size() || Phases[J + 1].Kind != RowPhaseKind::Reduction)
+      return Members;
+    bool Reads = llvm::any_of(loadsOf(Phases[J + 1].Term), [&](const Expr &L) {
+      return llvm::is_contained(Written, static_cast<const LoadNode &>(*L).Buffer);
+    });
+    if (Reads)
+      return Members;
+    Members.push_back(J + 1);
+  }
+}
+
+Stmt ChainMapper::elementwise(Mode M, const RowPhase &P, std::vector<bool> &Filled) {
+  unsigned Line = P.Line;
+  DType VT = P.Value->Type;
+  // Lanes past the last row store nothing, but fill what they hold like
+  // the others: the reductions after read it.
+  auto Owned = [&](Stmt S) { return Guard ? ifThen(Guard, S, nullptr, Line) : S; };
+  auto One = [&](ExprReplacer &R) {
+    return Owned(store(P.Out, P.OutIdx, apply(R, P.Value), Line));
+  };
+  auto Run = [&](ExprReplacer &R) {
+    Stmt Compute = perColumn(store(Val, {var(V)}, apply(R, P.Value), Line), Line);
+    Stmt Write = pieces(
+        VT,
+        [&](Expr InRun, Expr InRow) {
+          std::vector<Expr> Idx;
+          for (const Expr &I : P.OutIdx)
+            Idx.push_back(substitute(I, Col, InRow));
+          return store(P.Out, Idx, load(VT, Val, {InRun}), Line);
+        },
+        Line);
+    return allocate(tempBuffer(Val, VT, {intImm(Width)}, MemScope::Register),
+                    block({Compute, Owned(Write)}, Line), Line);
+  };
+  return sweep(M, {P.Value}, Line, Filled, One, Run);
+}
+
+} // namespace tdsl::rowchain
