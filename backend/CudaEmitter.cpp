@@ -113,10 +113,10 @@ bool isPacked(const Buffer &B) {
 struct BufferRef {
   const Buffer *Buf = nullptr;
   bool ByValue = false; ///< a rank-0 input: a kernel parameter by value
-  /// A shared tile: the constant naming each dim's extent (kBlockM; empty
-  /// for a dim without a name), and how many leading dims take a subscript
-  /// of their own (declareShared).
-  std::vector<std::string> ExtentConsts;
+  /// A shared tile: each dim's extent as its declaration spells it (a named
+  /// constant or a number, padding added: "kBlockM + 4"), and how many
+  /// leading dims take a subscript of their own (declareShared).
+  std::vector<std::string> Dims;
   unsigned Subscripts = 0;
 };
 
@@ -158,17 +158,10 @@ public:
     // the declared extents.
     std::string Off;
     for (unsigned D = R.Subscripts; D < B.rank(); ++D) {
-      Expr I = simplifyExpr(Indices[D]);
-      if (Off.empty()) {
-        Off = str(I, MulPrec);
-        continue;
-      }
-      std::string Stride =
-          D < R.ExtentConsts.size() && !R.ExtentConsts[D].empty()
-              ? R.ExtentConsts[D]
-              : std::to_string(asConstInt(simplifyExpr(B.Shape[D])).value_or(1));
-      Off = (D > R.Subscripts + 1 ? "(" + Off + ")" : Off) + " * " + Stride + " + " +
-            str(I, MulPrec);
+      std::string I = str(simplifyExpr(Indices[D]), MulPrec);
+      Off = Off.empty() ? I
+                        : (D > R.Subscripts + 1 ? "(" + Off + ")" : Off) + " * " + R.Dims[D] +
+                              " + " + I;
     }
     return S + "[" + swizzled(B, Off) + "]";
   }
@@ -913,11 +906,10 @@ void FuncEmitter::declareShared(const AllocateNode &N, const std::string &T, Buf
   unsigned Spelled = Dynamic ? std::min(1u, Ref.Subscripts) : 0;
   if (Dynamic && !Ref.Subscripts)
     Spelled = B.rank();
-  std::vector<std::string> Dims;
+  std::vector<std::string> &Dims = Ref.Dims;
   for (unsigned D = 0; D < B.rank(); ++D) {
     int64_t Pad = D < B.Padding.size() ? B.Padding[D] : 0;
     std::string C = D < B.ExtentNames.size() && D >= Spelled ? extentConst(B, D, Extent(D)) : "";
-    Ref.ExtentConsts.push_back(C);
     Dims.push_back(C.empty() ? std::to_string(Extent(D) + Pad)
                    : Pad     ? C + " + " + std::to_string(Pad)
                              : C);
