@@ -491,7 +491,7 @@ void Verifier::checkExtentNames(const Buffer &B, const Stmt &S) {
            S);
     for (size_t J = 0; J < I && I < B.rank(); ++J)
       if (B.ExtentNames[J] == W &&
-          toString(simplifyExpr(B.Shape[J])) != toString(simplifyExpr(B.Shape[I])))
+          !structurallyEqual(simplifyExpr(B.Shape[J]), simplifyExpr(B.Shape[I])))
         fail("extent name '" + W + "' of buffer '" + B.Name + "' names two different extents",
              S);
   }
