@@ -23,10 +23,11 @@ sys.path.insert(0, os.path.join(REPO, "bench"))
 
 RUNGS = [
     ("1-fuse=off", ["fuse=off"]),
-    ("2-+inline", ["fuse_epilogue=off", "fuse_factor=off", "fuse_rows=off"]),
-    ("3-+epilogue", ["fuse_factor=off", "fuse_rows=off"]),
-    ("4-+factor", ["fuse_rows=off"]),
-    ("5-+rows", []),
+    ("2-+inline", ["fuse_epilogue=off", "fuse_factor=off", "fuse_siblings=off", "fuse_rows=off"]),
+    ("3-+epilogue", ["fuse_factor=off", "fuse_siblings=off", "fuse_rows=off"]),
+    ("4-+factor", ["fuse_siblings=off", "fuse_rows=off"]),
+    ("5-+siblings", ["fuse_rows=off"]),
+    ("6-+rows", []),
 ]
 
 

@@ -127,10 +127,9 @@ private:
   bool inlined(const ast::Tensor &T) const {
     return T.Role == ast::TensorRole::Intermediate && T.Definition && Plan.Inlined.count(T.Name);
   }
-  /// While an epilogue is lowered: the contraction's intermediate and the
-  /// accumulator value that stands for it.
-  const ast::Tensor *EpilogueOf = nullptr;
-  Expr EpilogueValue;
+  /// While an epilogue is lowered: the contraction's intermediates (its
+  /// own and its siblings') and the accumulator value that stands for each.
+  std::map<const ast::Tensor *, Expr> EpilogueValues;
   /// The row chain of each statement in one, and while a chain is lowered
   /// its intermediates held per row.
   std::map<const ast::Stmt *, const LowerPlan::RowChain *> ChainOf;
@@ -193,7 +192,8 @@ private:
     std::vector<Stmt> Stmts;
     for (; I < K.Body.size(); ++I) {
       const ast::Stmt &S = *K.Body[I];
-      if (S.Target && (inlined(*S.Target) || Plan.InEpilogue.count(S.Target->Name)))
+      if (S.Target && (inlined(*S.Target) || Plan.InEpilogue.count(S.Target->Name) ||
+                       Plan.InSiblings.count(S.Target->Name)))
         continue; // computed where it is read, or in a contraction's nest
       if (auto Chain = ChainOf.find(&S); Chain != ChainOf.end()) {
         if (Chain->second->Members.front() != &S)
@@ -217,11 +217,14 @@ private:
       Stmts.push_back(lowerStmt(S));
       std::vector<const ast::Tensor *> Written;
       auto Epi = Plan.Epilogues.find(S.TargetName);
-      if (Epi == Plan.Epilogues.end())
+      if (Epi == Plan.Epilogues.end()) {
         Written.push_back(S.Target);
-      else
+        for (const ast::Stmt *Sib : siblingsOf(S))
+          Written.push_back(Sib->Target);
+      } else {
         for (const ast::Stmt *E : Epi->second)
           Written.push_back(E->Target);
+      }
       std::vector<const ast::Tensor *> Temps;
       for (const ast::Tensor *T : Written)
         if (T && T->Role == ast::TensorRole::Intermediate)
@@ -300,15 +303,17 @@ private:
     return Nest;
   }
 
-  /// The stores of the epilogue maps of contraction S, from its
-  /// accumulator AccRef (as f32 or the accumulation type): each map's value
-  /// with the intermediate read as the accumulator converted to the
-  /// intermediate's dtype (as its store did), at S's indices.
-  std::vector<Stmt> epilogueStores(const ast::Stmt &S, const std::vector<const ast::Stmt *> &Maps,
-                                   Expr AccRef) {
+  /// The stores of the epilogue maps of contraction S and its siblings
+  /// (Members, S first), from their results Results (accumulators as f32
+  /// or the accumulation type, at S's indices): each map's value with each
+  /// intermediate read as its result converted to the intermediate's dtype
+  /// (as its store did), at S's indices.
+  std::vector<Stmt> epilogueStores(const ast::Stmt &S, const std::vector<const ast::Stmt *> &Members,
+                                   const std::vector<Expr> &Results,
+                                   const std::vector<const ast::Stmt *> &Maps) {
     std::vector<Stmt> Out;
-    EpilogueOf = S.Target;
-    EpilogueValue = cast(S.Target->Type, AccRef);
+    for (size_t M = 0; M < Members.size(); ++M)
+      EpilogueValues[Members[M]->Target] = cast(Members[M]->Target->Type, Results[M]);
     for (const ast::Stmt *C : Maps) {
       const ast::Tensor &T = *C->Target;
       Expr V = lowerAs(T.Type, *C->Value);
@@ -318,7 +323,7 @@ private:
         if (E.Kind != ast::ExprKind::Access)
           return;
         const auto &A = static_cast<const ast::Access &>(E);
-        if (A.Target == S.Target)
+        if (EpilogueValues.count(A.Target))
           for (size_t D = 0; D < A.AffineSubs.size(); ++D)
             Rename[A.AffineSubs[D].Coeffs.begin()->first] = S.Indices[D];
       });
@@ -333,8 +338,77 @@ private:
         V = substitute(V, F, var(To));
       Out.push_back(store(T.Name, storageIndices(T, Idx), V, LineOf(C->Loc)));
     }
-    EpilogueOf = nullptr;
+    EpilogueValues.clear();
     return Out;
+  }
+
+  /// The contractions computed in S's nest beside it (none if S has no
+  /// siblings).
+  const std::vector<const ast::Stmt *> &siblingsOf(const ast::Stmt &S) const {
+    static const std::vector<const ast::Stmt *> None;
+    auto It = Plan.Siblings.find(S.TargetName);
+    return It == Plan.Siblings.end() ? None : It->second;
+  }
+
+  /// S's accumulation into a fresh one-element register: the buffer, its
+  /// initial store, the update inside the reduction loops (not built
+  /// here) and the value of the result, all over Into's indices (S's
+  /// output and reduced indices renamed by position: S is Into or its
+  /// sibling).
+  struct Accumulation {
+    Buffer Buf;
+    Stmt Init, Update;
+    Expr Result;
+  };
+  Accumulation accumulation(const ast::Stmt &S, const ast::Stmt &Into) {
+    unsigned Line = LineOf(S.Loc);
+    const ast::Tensor &T = *S.Target;
+    DType Acc = arithmeticType(T.Type);
+    std::string AccName = freshName(T.Name + "_" + accumulatorSuffix(S.Op));
+    Expr AccRef = load(Acc, AccName, {intImm(0)});
+    Expr Term = lowerAs(Acc, *S.Value), Result = AccRef;
+    if (Plan.FactorsOut.count(S.TargetName)) {
+      // The factors without a reduced index multiply the sum once.
+      std::vector<const ast::Expr *> Fs;
+      ast::productFactors(*S.Value, Fs);
+      DType OT = static_cast<const ast::Binary &>(*S.Value).OperandType;
+      Expr In, Out;
+      for (const ast::Expr *F : Fs) {
+        Expr V = lowerAs(OT, *F);
+        Expr &P = ast::usesIndex(*F, S.Reduced) ? In : Out;
+        P = P ? binary(BinaryOp::Mul, P, V) : V;
+      }
+      Term = as(Acc, In);
+      Result = binary(BinaryOp::Mul, AccRef, as(Acc, Out));
+    }
+    if (&S != &Into) {
+      // Through fresh names first: a sibling's index may be called as one
+      // of Into's.
+      std::vector<std::pair<std::string, std::string>> Names;
+      for (size_t D = 0; D < S.Indices.size(); ++D)
+        Names.push_back({S.Indices[D], Into.Indices[D]});
+      for (size_t D = 0; D < S.Reduced.size(); ++D)
+        Names.push_back({S.Reduced[D], Into.Reduced[D]});
+      std::vector<std::string> Fresh;
+      for (const auto &[From, To] : Names) {
+        Fresh.push_back(freshName(From + "_sib"));
+        Term = substitute(Term, From, var(Fresh.back()));
+        Result = substitute(Result, From, var(Fresh.back()));
+      }
+      for (size_t I = 0; I < Names.size(); ++I) {
+        Term = substitute(Term, Fresh[I], var(Names[I].second));
+        Result = substitute(Result, Fresh[I], var(Names[I].second));
+      }
+    }
+    Accumulation A;
+    A.Buf.Name = AccName;
+    A.Buf.Type = Acc;
+    A.Buf.Scope = MemScope::Register;
+    A.Buf.Shape = {intImm(1)};
+    A.Init = store(AccName, {intImm(0)}, reductionIdentity(S.Op, Acc), Line);
+    A.Update = store(AccName, {intImm(0)}, combine(S.Op, AccRef, Term), Line);
+    A.Result = Result;
+    return A;
   }
 
   Stmt lowerStmt(const ast::Stmt &S) {
@@ -349,41 +423,37 @@ private:
       Inner = store(T.Name, storageIndices(T, LhsIdx), lowerAs(T.Type, *S.Value),
                     Line);
     } else {
-      DType Acc = arithmeticType(T.Type);
-      std::string AccName = freshName(T.Name + "_" + accumulatorSuffix(S.Op));
-      Expr AccRef = load(Acc, AccName, {intImm(0)});
-      Expr Term = lowerAs(Acc, *S.Value), Result = AccRef;
-      if (Plan.FactorsOut.count(S.TargetName)) {
-        // The factors without a reduced index multiply the sum once.
-        std::vector<const ast::Expr *> Fs;
-        ast::productFactors(*S.Value, Fs);
-        DType OT = static_cast<const ast::Binary &>(*S.Value).OperandType;
-        Expr In, Out;
-        for (const ast::Expr *F : Fs) {
-          Expr V = lowerAs(OT, *F);
-          Expr &P = ast::usesIndex(*F, S.Reduced) ? In : Out;
-          P = P ? binary(BinaryOp::Mul, P, V) : V;
-        }
-        Term = as(Acc, In);
-        Result = binary(BinaryOp::Mul, AccRef, as(Acc, Out));
+      // S's accumulator, and one per sibling computed beside it.
+      std::vector<const ast::Stmt *> Members = {&S};
+      llvm::append_range(Members, siblingsOf(S));
+      std::vector<Accumulation> Accs;
+      for (const ast::Stmt *M : Members)
+        Accs.push_back(accumulation(*M, S));
+      std::vector<Stmt> Updates, Body;
+      std::vector<Expr> Results;
+      for (Accumulation &A : Accs) {
+        Body.push_back(A.Init);
+        Updates.push_back(A.Update);
+        Results.push_back(A.Result);
       }
-      Stmt Update = store(AccName, {intImm(0)}, combine(S.Op, AccRef, Term), Line);
+      Stmt Update = Updates.size() == 1 ? Updates[0] : block(std::move(Updates));
       for (auto It = S.Reduced.rbegin(); It != S.Reduced.rend(); ++It)
         Update = forLoop(*It, intImm(0), affineToIR(S.Ranges.at(*It)), ForKind::Serial,
                          Update, Line);
-      Buffer AccBuf;
-      AccBuf.Name = AccName;
-      AccBuf.Type = Acc;
-      AccBuf.Scope = MemScope::Register;
-      AccBuf.Shape = {intImm(1)};
-      std::vector<Stmt> Body = {store(AccName, {intImm(0)}, reductionIdentity(S.Op, Acc), Line),
-                                Update};
+      Body.push_back(Update);
       auto Epi = Plan.Epilogues.find(S.TargetName);
-      if (Epi != Plan.Epilogues.end())
-        llvm::append_range(Body, epilogueStores(S, Epi->second, Result));
-      else
-        Body.push_back(store(T.Name, storageIndices(T, LhsIdx), cast(T.Type, Result), Line));
-      Inner = allocate(std::move(AccBuf), block(std::move(Body)), Line);
+      if (Epi != Plan.Epilogues.end()) {
+        llvm::append_range(Body, epilogueStores(S, Members, Results, Epi->second));
+      } else {
+        for (size_t M = 0; M < Members.size(); ++M) {
+          const ast::Tensor &MT = *Members[M]->Target;
+          Body.push_back(store(MT.Name, storageIndices(MT, LhsIdx), cast(MT.Type, Results[M]),
+                               LineOf(Members[M]->Loc)));
+        }
+      }
+      Inner = block(std::move(Body));
+      for (auto It = Accs.rbegin(); It != Accs.rend(); ++It)
+        Inner = allocate(std::move(It->Buf), Inner, Line);
     }
     for (auto It = S.Indices.rbegin(); It != S.Indices.rend(); ++It)
       Inner = forLoop(*It, intImm(0), affineToIR(S.Ranges.at(*It)), ForKind::Serial, Inner,
@@ -394,8 +464,8 @@ private:
   /// The value of a tensor element as stored (its dtype): a load, or for
   /// an inlined intermediate its map's value at Idx, converted to its dtype.
   Expr lowerRead(const ast::Tensor &T, std::vector<Expr> Idx) {
-    if (&T == EpilogueOf)
-      return EpilogueValue; // read at the contraction's own indices
+    if (auto It = EpilogueValues.find(&T); It != EpilogueValues.end())
+      return It->second; // read at the contraction's own indices
     if (inlined(T) || (Recompute && Recompute->count(T.Name))) {
       const ast::Stmt &D = *T.Definition;
       Expr V = cast(T.Type, lowerAs(T.Type, *D.Value));

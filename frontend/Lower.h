@@ -42,6 +42,13 @@ struct LowerPlan {
   /// leaves its own place.
   std::map<std::string, std::vector<const ast::Stmt *>> Epilogues;
   std::set<std::string> InEpilogue; ///< the targets of those maps
+  /// Sibling contractions (graph/Siblings.h): for the first one's
+  /// intermediate, the later contractions computed in its nest, each with
+  /// its own accumulator, their indices renamed to the first's by
+  /// position; each leaves its own place. The first's epilogue (above)
+  /// reads any of them.
+  std::map<std::string, std::vector<const ast::Stmt *>> Siblings;
+  std::set<std::string> InSiblings; ///< the targets of those later ones
   /// Contractions whose product has factors free of the reduced indices
   /// (alpha * A[m, k] * B[k, n]): the sum runs over the other factors and
   /// its result is multiplied by those once per output.

@@ -1,6 +1,7 @@
 //===- Fuse.cpp - Which statements of a kernel graph share a launch -------===//
 #include "graph/Fuse.h"
 #include "graph/RowChain.h"
+#include "graph/Siblings.h"
 #include "passes/PassUtils.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -22,6 +23,8 @@ FusionOptions fusionOptions(const ast::Kernel &K, const std::vector<ir::Knob> &C
       O.Epilogue = Word == "on";
     else if (Key == "fuse_factor")
       O.Factor = Word == "on";
+    else if (Key == "fuse_siblings")
+      O.Siblings = Word == "on";
     else if (Key == "fuse_rows")
       O.Rows = Word == "on";
   };
@@ -143,13 +146,22 @@ void readsThrough(const KernelGraph &G, const Node &E, const std::vector<bool> &
   }
 }
 
-/// Why the maps reading contraction P's intermediate cannot run on its
-/// accumulators, or "" when they all can: each must be a map of its own
-/// launch that reads it only at P's indices (plain, in any order, over
-/// the same ranges), and read nothing written after P.
-std::string epilogueRefusal(const KernelGraph &G, const Node &P,
+/// Why the maps reading the intermediates of contraction P and its
+/// siblings (Members, P first) cannot run on their accumulators, or ""
+/// when they all can: each must be a map of its own launch that reads them
+/// only at P's indices (plain, in any order, over the same ranges), every
+/// member at the same element, and read nothing else written after P.
+std::string epilogueRefusal(const KernelGraph &G, const std::vector<unsigned> &Members,
                             const std::vector<bool> &Inlined) {
-  for (unsigned CId : P.Consumers) {
+  const Node &P = G.Nodes[Members.front()];
+  auto IsMember = [&](int Id) { return Id >= 0 && llvm::is_contained(Members, unsigned(Id)); };
+  std::vector<unsigned> Consumers;
+  for (unsigned M : Members)
+    for (unsigned CId : G.Nodes[M].Consumers)
+      if (!llvm::is_contained(Consumers, CId))
+        Consumers.push_back(CId);
+  llvm::sort(Consumers);
+  for (unsigned CId : Consumers) {
     const Node &C = G.Nodes[CId];
     std::string Who = "'" + C.target() + "' (line " + std::to_string(C.Line) + ")";
     if (C.Class != NodeClass::Map || C.S->Op != ast::AssignOp::Assign)
@@ -160,7 +172,7 @@ std::string epilogueRefusal(const KernelGraph &G, const Node &P,
     // One accumulator value per point: every read at the same element.
     const Read *First = nullptr;
     for (const Read &R : C.Reads) {
-      if (R.Producer != static_cast<int>(P.Id))
+      if (!IsMember(R.Producer))
         continue;
       if (First && First->Map != R.Map)
         return Who + " reads " + readText(*First) + " and " + readText(R) +
@@ -183,7 +195,7 @@ std::string epilogueRefusal(const KernelGraph &G, const Node &P,
     std::vector<const Read *> Reads;
     readsThrough(G, C, Inlined, Reads);
     for (const Read *R : Reads)
-      if (R->Producer > static_cast<int>(P.Id))
+      if (R->Producer > static_cast<int>(P.Id) && !IsMember(R->Producer))
         return Who + " also reads '" + R->Tensor + "', written after the contraction";
   }
   return "";
@@ -252,14 +264,30 @@ FusionPlan planFusion(const KernelGraph &G, const FusionOptions &O) {
                      Red + ", and multiplies the sum by the " +
                      std::to_string(Fs.size() - Bound) + " others once per output";
     }
-  // Epilogues: the maps reading a contraction's intermediate join its
-  // launch, computed on the accumulators.
+  // Siblings: contractions over one operand share the first one's launch.
+  std::vector<int> SiblingOf(N, -1);
+  std::vector<std::vector<unsigned>> MembersOf(N);
+  for (const Node &Nd : G.Nodes)
+    MembersOf[Nd.Id] = {Nd.Id};
+  if (O.Enabled && O.Siblings)
+    for (const SiblingGroup &Gr : findSiblings(G, Inlined, P.Why, P.Refused))
+      for (unsigned S : Gr.Others) {
+        SiblingOf[S] = static_cast<int>(Gr.First);
+        MembersOf[Gr.First].push_back(S);
+        P.Lower.Siblings[G.Nodes[Gr.First].target()].push_back(G.Nodes[S].S);
+        P.Lower.InSiblings.insert(G.Nodes[S].target());
+      }
+  // Epilogues: the maps reading a contraction's intermediate (or its
+  // siblings') join its launch, computed on the accumulators.
   std::vector<int> EpilogueOf(N, -1);
   if (O.Enabled && O.Epilogue)
     for (const Node &Nd : G.Nodes) {
-      if (Nd.Class != NodeClass::Contraction || !Nd.writesIntermediate() || Nd.Consumers.empty())
+      const std::vector<unsigned> &Members = MembersOf[Nd.Id];
+      if (Nd.Class != NodeClass::Contraction || SiblingOf[Nd.Id] >= 0 ||
+          llvm::any_of(Members, [&](unsigned M) { return !G.Nodes[M].writesIntermediate(); }) ||
+          llvm::all_of(Members, [&](unsigned M) { return G.Nodes[M].Consumers.empty(); }))
         continue;
-      std::string Why = epilogueRefusal(G, Nd, Inlined);
+      std::string Why = epilogueRefusal(G, Members, Inlined);
       if (!Why.empty()) {
         P.Why[Nd.Id] = (P.Why[Nd.Id].empty() ? "" : P.Why[Nd.Id] + "; ") +
                        "keeps its result in memory: " + Why;
@@ -267,7 +295,13 @@ FusionPlan planFusion(const KernelGraph &G, const FusionOptions &O) {
         continue;
       }
       std::string Maps;
-      for (unsigned C : Nd.Consumers) {
+      std::vector<unsigned> Consumers;
+      for (unsigned M : Members)
+        for (unsigned C : G.Nodes[M].Consumers)
+          if (!llvm::is_contained(Consumers, C))
+            Consumers.push_back(C);
+      llvm::sort(Consumers);
+      for (unsigned C : Consumers) {
         EpilogueOf[C] = static_cast<int>(Nd.Id);
         P.Lower.Epilogues[Nd.target()].push_back(G.Nodes[C].S);
         P.Lower.InEpilogue.insert(G.Nodes[C].target());
@@ -281,7 +315,7 @@ FusionPlan planFusion(const KernelGraph &G, const FusionOptions &O) {
   // Row chains: consecutive launches over the same rows become one.
   std::vector<unsigned> Roots;
   for (const Node &Nd : G.Nodes)
-    if (!Inlined[Nd.Id] && EpilogueOf[Nd.Id] < 0)
+    if (!Inlined[Nd.Id] && EpilogueOf[Nd.Id] < 0 && SiblingOf[Nd.Id] < 0)
       Roots.push_back(Nd.Id);
   std::vector<int> ChainOf(N, -1);
   std::vector<RowChainNodes> Chains;
@@ -307,10 +341,15 @@ FusionPlan planFusion(const KernelGraph &G, const FusionOptions &O) {
   for (unsigned Id : Roots)
     if (ChainOf[Id] < 0 || ChainOf[Id] == static_cast<int>(Id)) {
       P.GroupOf[Id] = static_cast<int>(P.Groups.size());
-      P.Groups.push_back({Id, {}, {}, {}});
+      P.Groups.push_back({Id, {}, {}, {}, {}});
     } else {
       P.GroupOf[Id] = P.GroupOf[ChainOf[Id]];
       P.Groups[P.GroupOf[Id]].Chain.push_back(Id);
+    }
+  for (const Node &Nd : G.Nodes)
+    if (SiblingOf[Nd.Id] >= 0) {
+      P.GroupOf[Nd.Id] = P.GroupOf[SiblingOf[Nd.Id]];
+      P.Groups[P.GroupOf[Nd.Id]].Siblings.push_back(Nd.Id);
     }
   for (const Node &Nd : G.Nodes)
     if (EpilogueOf[Nd.Id] >= 0) {
@@ -389,6 +428,11 @@ void printGraph(const KernelGraph &G, const FusionPlan &P, llvm::raw_ostream &OS
     const Node &R = G.Nodes[Gr.Root];
     OS << "    group " << I << ": node " << Gr.Root << " " << R.target() << " ("
        << nodeClassName(R.Class) << ")";
+    if (!Gr.Siblings.empty()) {
+      OS << ", its siblings";
+      for (unsigned S : Gr.Siblings)
+        OS << " node " << S << " " << G.Nodes[S].target();
+    }
     if (!Gr.Epilogue.empty()) {
       OS << ", its epilogue";
       for (unsigned E : Gr.Epilogue)

@@ -28,6 +28,12 @@
 //            ranges) and reads nothing written after the contraction.
 //            Otherwise the result goes through memory, with a remark.
 //
+//   siblings Contractions that read one operand over the same index
+//            space (a gated MLP's X . Wg and X . Wu) share a launch, each
+//            with its own accumulators, the shared operand staged once
+//            (graph/Siblings.h); the maps reading their results are the
+//            group's epilogue, by the rule above, on every accumulator.
+//
 //   rows     A row reduction and the reductions and maps over the same rows
 //            that follow it (softmax, layernorm) are one launch, the
 //            values per row they alone read held in registers, never
@@ -43,8 +49,8 @@
 // Fusion keeps every rounding: an inlined value is converted to the
 // intermediate's dtype as the store did, and so is the accumulator an
 // epilogue reads. Knobs: `fuse = off` lowers every statement on its own,
-// as before this stage; `fuse_inline`, `fuse_epilogue`, `fuse_factor` and
-// `fuse_rows = off` turn one rule off.
+// as before this stage; `fuse_inline`, `fuse_epilogue`, `fuse_factor`,
+// `fuse_siblings` and `fuse_rows = off` turn one rule off.
 //
 // Requires: a checked kernel (sema has filled every field) and its graph.
 // Ensures: a plan under which lowering computes what the unfused kernel
@@ -56,7 +62,8 @@
 //   one launch; the loop-IR passes then see fused nests of a known class.
 //
 // Test: test/graph/fuse-inline.test, test/graph/fuse-epilogue.test,
-//   test/graph/fuse-factor.test, test/graph/fuse-rows.test, test/graph/graph.test
+//   test/graph/fuse-factor.test, test/graph/fuse-siblings.test,
+//   test/graph/fuse-rows.test, test/graph/graph.test
 //
 //===----------------------------------------------------------------------===//
 #ifndef TDSL_GRAPH_FUSE_H
@@ -78,17 +85,20 @@ struct FusionOptions {
   bool Inline = true;   ///< fuse_inline
   bool Epilogue = true; ///< fuse_epilogue
   bool Factor = true;   ///< fuse_factor
+  bool Siblings = true; ///< fuse_siblings
   bool Rows = true;     ///< fuse_rows
 };
 /// The options kernel K's schedule block and then CommandLine pin (the
 /// last value of a key wins; an invalid one is checkSchedule's to report).
 FusionOptions fusionOptions(const ast::Kernel &K, const std::vector<ir::Knob> &CommandLine);
 
-/// One launch: its root node, the maps computed on its accumulators (a
-/// contraction's epilogue), the statements after the root in its row
-/// chain, and the nodes computed inside it (inlined).
+/// One launch: its root node, the contractions computed beside it (its
+/// siblings), the maps computed on its accumulators (a contraction's
+/// epilogue), the statements after the root in its row chain, and the
+/// nodes computed inside it (inlined).
 struct Group {
   unsigned Root = 0;
+  std::vector<unsigned> Siblings;
   std::vector<unsigned> Epilogue;
   std::vector<unsigned> Inlined;
   std::vector<unsigned> Chain;

@@ -9,6 +9,14 @@ namespace tdsl {
 
 using namespace ir;
 
+Stmt withAccumulatorsAt(const ContractionNest &C, const std::vector<Stmt> &Stmts,
+                        const std::vector<Expr> &Indices) {
+  Stmt S = block(Stmts);
+  for (const ContractionAcc &A : C.Accs)
+    S = withAccumulatorAt({S}, A.Name, Indices);
+  return S;
+}
+
 std::optional<ContractionNest> matchContraction(const Stmt &Nest, const char *Pass) {
   auto Decline = [&](const llvm::Twine &Why) -> std::optional<ContractionNest> {
     if (Pass)
@@ -18,10 +26,20 @@ std::optional<ContractionNest> matchContraction(const Stmt &Nest, const char *Pa
   LoopRun Run = outerSerialLoops(Nest);
   if (Run.Loops.size() < 2 || Run.Inner->Kind != StmtKind::Allocate)
     return std::nullopt;
-  const auto &A = static_cast<const AllocateNode &>(*Run.Inner);
-  if (A.Buf.Scope != MemScope::Register || A.Buf.rank() != 1 || asConstInt(A.Buf.Shape[0]) != 1)
+  // The accumulators: one-element registers, one inside the other.
+  ContractionNest C;
+  Stmt Inner = Run.Inner;
+  while (Inner->Kind == StmtKind::Allocate) {
+    const auto &A = static_cast<const AllocateNode &>(*Inner);
+    if (A.Buf.Scope != MemScope::Register || A.Buf.rank() != 1 ||
+        asConstInt(A.Buf.Shape[0]) != 1)
+      break;
+    C.Accs.push_back({A.Buf.Name, A.Buf.Type, nullptr, 0});
+    Inner = A.Body;
+  }
+  if (C.Accs.empty())
     return std::nullopt;
-  std::vector<Stmt> Body = flattenBlocks(A.Body);
+  std::vector<Stmt> Body = flattenBlocks(Inner);
   size_t LoopAt = Body.size();
   for (size_t I = 0; I < Body.size(); ++I)
     if (Body[I]->Kind == StmtKind::For) {
@@ -31,9 +49,6 @@ std::optional<ContractionNest> matchContraction(const Stmt &Nest, const char *Pa
     }
   if (LoopAt == Body.size())
     return std::nullopt;
-  ContractionNest C;
-  C.Acc = A.Buf.Name;
-  C.AccType = A.Buf.Type;
   C.Red = static_cast<const ForNode *>(Body[LoopAt].get());
   C.Batch.assign(Run.Loops.begin(), Run.Loops.end() - 2);
   C.Row = Run.Loops[Run.Loops.size() - 2];
@@ -45,31 +60,49 @@ std::optional<ContractionNest> matchContraction(const Stmt &Nest, const char *Pa
     return Decline("the reduction loop is not serial");
   if (usesAnyVar(C.Red->Min, Outer) || usesAnyVar(C.Red->Extent, Outer))
     return Decline("the reduction's bounds depend on the output indices");
-  Stmt Red = stripBlocks(C.Red->Body);
-  if (Red->Kind != StmtKind::Store || static_cast<const StoreNode &>(*Red).Buffer != C.Acc)
-    return Decline("the reduction loop does more than update the accumulator");
-  C.Update = static_cast<const StoreNode &>(*Red).Value;
+  // One store per accumulator, each reading no other accumulator.
+  for (const Stmt &U : flattenBlocks(C.Red->Body)) {
+    auto It = U->Kind != StmtKind::Store
+                  ? C.Accs.end()
+                  : llvm::find_if(C.Accs, [&](const ContractionAcc &A) {
+                      return A.Name == static_cast<const StoreNode &>(*U).Buffer;
+                    });
+    if (It == C.Accs.end() || It->Update)
+      return Decline("the reduction loop does more than update the accumulator" +
+                     llvm::Twine(C.Accs.size() > 1 ? "s, once each" : ""));
+    It->Update = static_cast<const StoreNode &>(*U).Value;
+    It->Line = U->SrcLine;
+  }
+  for (const ContractionAcc &A : C.Accs)
+    if (!A.Update)
+      return Decline("the accumulator '" + A.Name + "' is not updated in the reduction loop");
 
   // Init and epilogue: no loops; the init reads nothing.
   C.Init.assign(Body.begin(), Body.begin() + LoopAt);
   C.Epilogue.assign(Body.begin() + LoopAt + 1, Body.end());
   for (const Stmt &P : C.Init)
-    if (P->Kind != StmtKind::Store || static_cast<const StoreNode &>(*P).Buffer != C.Acc ||
+    if (P->Kind != StmtKind::Store || !C.accumulates(static_cast<const StoreNode &>(*P).Buffer) ||
         hasLoads(static_cast<const StoreNode &>(*P).Value))
       return Decline("the accumulator's initialization reads memory");
   for (const Stmt &E : C.Epilogue)
     if (hasGPULoops(E) || usesAnyVar(E, {C.Red->Var}))
       return Decline("the epilogue uses the reduction index");
 
-  // Every load of the update is ACC[0] or an operand of one side.
-  // Each distinct load once: A[m, k] read twice is one operand.
+  // Every load of an update is its own ACC[0] or an operand of one side.
+  // Each distinct load once: A[m, k] read twice, or by two siblings, is
+  // one operand.
   std::vector<Expr> Loads;
-  for (const Expr &L : loadsOf(C.Update))
-    if (llvm::none_of(Loads, [&](const Expr &X) { return structurallyEqual(X, L); }))
-      Loads.push_back(L);
+  for (const ContractionAcc &A : C.Accs)
+    for (const Expr &L : loadsOf(A.Update)) {
+      const auto &N = static_cast<const LoadNode &>(*L);
+      if (C.accumulates(N.Buffer) && N.Buffer != A.Name)
+        return Decline("the update of '" + A.Name + "' reads the accumulator '" + N.Buffer + "'");
+      if (llvm::none_of(Loads, [&](const Expr &X) { return structurallyEqual(X, L); }))
+        Loads.push_back(L);
+    }
   for (const Expr &L : Loads) {
     const auto &N = static_cast<const LoadNode &>(*L);
-    if (N.Buffer == C.Acc) {
+    if (C.accumulates(N.Buffer)) {
       if (N.Indices.size() != 1 || asConstInt(N.Indices[0]) != 0)
         return Decline("the accumulator is read at another index");
       continue;

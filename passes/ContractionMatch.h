@@ -6,8 +6,12 @@
 // to ACC[0] that read nothing, ONE serial loop k whose bounds are free of
 // the output indices and whose body is ACC[0] = f(ACC[0], operands), each
 // operand a load that uses k and exactly one of m and n, and an epilogue
-// that does not use k. What it finds, the lowerings tile; what it does not,
-// it declines with a remark naming the pass that asked.
+// that does not use k. Sibling contractions (graph/Siblings.h) are one
+// such nest with several accumulators, allocated one inside the other,
+// each updated once per k by its own store and read by no other update;
+// an operand they share is one operand. What it finds, the lowerings
+// tile; what it does not, it declines with a remark naming the pass that
+// asked.
 //
 // Test: test/passes/tile-contraction.tir (the declines), test/passes/tile-mma.tir
 //
@@ -30,15 +34,34 @@ struct ContractionOperand {
   bool KFastest = false; ///< its last index uses k
 };
 
+/// One accumulator: `alloc Name: Type[1] register`, set to Update in the
+/// reduction loop.
+struct ContractionAcc {
+  std::string Name;
+  DType Type = DType::F32;
+  ir::Expr Update;   ///< the value stored to Name[0] in the reduction loop
+  unsigned Line = 0; ///< that store's
+};
+
 struct ContractionNest {
   std::vector<const ir::ForNode *> Batch;
   const ir::ForNode *Row = nullptr, *Col = nullptr, *Red = nullptr;
-  std::string Acc;
-  DType AccType = DType::F32;
+  std::vector<ContractionAcc> Accs; ///< in allocation order: one, or one per sibling
   std::vector<ir::Stmt> Init, Epilogue;
-  ir::Expr Update; ///< the value stored to ACC[0] in the reduction loop
-  std::vector<ContractionOperand> Operands;
+  std::vector<ContractionOperand> Operands; ///< the distinct loads of every update
+  const ContractionAcc &acc() const { return Accs.front(); }
+  bool accumulates(const std::string &Buffer) const {
+    for (const ContractionAcc &A : Accs)
+      if (A.Name == Buffer)
+        return true;
+    return false;
+  }
 };
+
+/// Stmts with every accumulator of C read and written at Indices (its
+/// per-thread or per-fragment element) instead of [0].
+ir::Stmt withAccumulatorsAt(const ContractionNest &C, const std::vector<ir::Stmt> &Stmts,
+                            const std::vector<ir::Expr> &Indices);
 
 /// The contraction Nest is, or nothing; a nest that is almost one (a
 /// reduction loop inside the accumulator) is declined with a remark of

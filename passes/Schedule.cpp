@@ -49,6 +49,10 @@ const std::vector<KnobSpec> &knobSpecs() {
       {"fuse_factor", "fuse", "on | off",
        "multiply a contraction's sum by its factors free of the reduced indices once per output "
        "(alpha * A * B), so it tiles like a plain GEMM (default on)"},
+      {"fuse_siblings", "fuse", "on | off",
+       "one launch for contractions that read one operand over the same index space (a gated "
+       "MLP's X . Wg and X . Wu), each with its own accumulators, the operand staged once "
+       "(default on)"},
       {"fuse_rows", "fuse", "on | off",
        "one launch for a row reduction and the reductions and maps over the same rows after it "
        "(softmax, layernorm), the values per row held in registers (default on)"},
@@ -464,6 +468,7 @@ std::vector<ScheduleProblem> checkSchedule(const Func &F, int64_t MaxSharedBytes
   R.onOff("fuse_inline");
   R.onOff("fuse_epilogue");
   R.onOff("fuse_factor");
+  R.onOff("fuse_siblings");
   R.onOff("fuse_rows");
   R.ints("unroll", 1, 1, 64, &V);
   R.ints("min_blocks", 1, 1, 32, &V);

@@ -36,8 +36,7 @@ private:
   // The nest being tiled.
   std::vector<const ForNode *> Batch;
   const ForNode *RowLoop = nullptr, *ColLoop = nullptr, *RedLoop = nullptr;
-  std::string Acc;
-  DType AccType = DType::F32;
+  ContractionNest Contraction; ///< what matchContraction found
   std::vector<CoreOperandStage> Ops;
   // Names of the launch's variables.
   std::string BZ, BY, BX, TX, TR, TC, KT;
@@ -48,7 +47,7 @@ private:
     return stagedAt(S.Stages == 2 ? Stage : nullptr, std::move(KK), std::move(X));
   }
 
-  bool match(const Stmt &Nest, std::vector<Stmt> &Pro, std::vector<Stmt> &Epi, Expr &Update);
+  bool match(const Stmt &Nest);
 
   int64_t threadsAlong(bool Row) const {
     return Row ? S.BlockM / S.ThreadM : S.BlockN / S.ThreadN;
@@ -69,25 +68,20 @@ private:
   Expr blockOffset(bool Row) const {
     return mul(var(Row ? BY : BX), c(Row ? S.BlockM : S.BlockN));
   }
-  Stmt computeStep(Expr KBase, Expr Steps, bool Full, const Expr &Update, unsigned Line);
+  Stmt computeStep(Expr KBase, Expr Steps, bool Full, unsigned Line);
 };
 
-bool Tiler::match(const Stmt &Nest, std::vector<Stmt> &Pro, std::vector<Stmt> &Epi,
-                  Expr &Update) {
+bool Tiler::match(const Stmt &Nest) {
   std::optional<ContractionNest> C = matchContraction(Nest, "tile-contraction");
   if (!C)
     return false;
-  Batch = C->Batch;
-  RowLoop = C->Row;
-  ColLoop = C->Col;
-  RedLoop = C->Red;
-  Acc = C->Acc;
-  AccType = C->AccType;
-  Pro = C->Init;
-  Epi = C->Epilogue;
-  Update = C->Update;
+  Contraction = std::move(*C);
+  Batch = Contraction.Batch;
+  RowLoop = Contraction.Row;
+  ColLoop = Contraction.Col;
+  RedLoop = Contraction.Red;
   Ops.clear();
-  for (const ContractionOperand &M : C->Operands) {
+  for (const ContractionOperand &M : Contraction.Operands) {
     CoreOperandStage O;
     O.Load = M.Load;
     O.Type = M.Type;
@@ -103,7 +97,7 @@ bool Tiler::match(const Stmt &Nest, std::vector<Stmt> &Pro, std::vector<Stmt> &E
 /// Steps k values of the staged tiles: each operand's registers from
 /// shared memory, then every output of the thread updated. Full: Steps
 /// is the constant BK (unrolled later); otherwise the partial last tile.
-Stmt Tiler::computeStep(Expr KBase, Expr Steps, bool Full, const Expr &Update, unsigned Line) {
+Stmt Tiler::computeStep(Expr KBase, Expr Steps, bool Full, unsigned Line) {
   std::string KK = Names.fresh(Full ? "kk" : "kr");
   std::vector<Stmt> Step;
   int64_t VW = S.VectorWidth;
@@ -120,21 +114,31 @@ Stmt Tiler::computeStep(Expr KBase, Expr Steps, bool Full, const Expr &Update, u
                            forLoop(V, c(0), c(VW), ForKind::Serial, Read, Line), Line));
   }
   std::string I = Names.fresh("i"), J = Names.fresh("j");
-  AccReplacer R;
-  R.Acc = Acc;
-  R.AccIndices = {var(I), var(J)};
-  for (const CoreOperandStage &O : Ops)
-    R.Map.push_back({O.Load, load(O.Type, O.Regs, {var(O.RowSide ? I : J)})});
-  Expr V = R.mutate(Update);
-  Stmt Upd = store(Acc, {var(I), var(J)}, V, Line);
+  // Each accumulator's update (one, or one per sibling), its operands
+  // read from the registers just filled.
+  std::vector<Stmt> Updates;
+  std::vector<Expr> Values;
+  for (const ContractionAcc &A : Contraction.Accs) {
+    AccReplacer R;
+    R.Acc = A.Name;
+    R.AccIndices = {var(I), var(J)};
+    for (const CoreOperandStage &O : Ops)
+      R.Map.push_back({O.Load, load(O.Type, O.Regs, {var(O.RowSide ? I : J)})});
+    Values.push_back(R.mutate(A.Update));
+    Updates.push_back(store(A.Name, {var(I), var(J)}, Values.back(), A.Line));
+  }
+  Stmt Upd = block(std::move(Updates));
+  auto Uses = [&](const std::string &V) {
+    return llvm::any_of(Values, [&](const Expr &X) { return usesAnyVar(X, {V}); });
+  };
   // Output and reduction indices the update still uses directly.
-  if (usesAnyVar(V, {RedLoop->Var}))
+  if (Uses(RedLoop->Var))
     Upd = letStmt(RedLoop->Var, fromMin(RedLoop->Min, add(KBase, var(KK))), Upd, Line);
-  if (usesAnyVar(V, {ColLoop->Var}))
+  if (Uses(ColLoop->Var))
     Upd = letStmt(ColLoop->Var,
                   fromMin(ColLoop->Min, add(blockOffset(false), outputOffset(false, var(J)))), Upd,
                   Line);
-  if (usesAnyVar(V, {RowLoop->Var}))
+  if (Uses(RowLoop->Var))
     Upd = letStmt(RowLoop->Var,
                   fromMin(RowLoop->Min, add(blockOffset(true), outputOffset(true, var(I)))), Upd,
                   Line);
@@ -148,9 +152,7 @@ Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
   // 1. Match: the batch, row and column loops, the accumulator, its init,
   //    the reduction loop and the operands; anything else is declined with
   //    a remark (match) and stays for map-to-gpu.
-  std::vector<Stmt> Pro, Epi;
-  Expr Update;
-  if (!match(Nest, Pro, Epi, Update))
+  if (!match(Nest))
     return Nest;
   // 2. The schedule: the defaults with the pinned knobs, the shared tiles
   //    sized for the widest operand (contractionSchedule falls back to the
@@ -160,6 +162,28 @@ Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
     Bytes = std::max<int64_t>(Bytes, dtypeBytes(O.Type));
   S = contractionSchedule(F, Bytes);
   unsigned Line = Nest->SrcLine;
+  // Siblings (several accumulators) keep a thread's accumulator registers
+  // near one GEMM's 8x8: 8x4 outputs each, 4x4 from four on, unless the
+  // tiles are pinned.
+  size_t Q = Contraction.Accs.size();
+  if (Q > 1 && !findKnob(F, "block_tile") && !findKnob(F, "thread_tile")) {
+    S.ThreadN = 4;
+    S.BlockN = 64;
+    if (Q >= 4) {
+      S.ThreadM = 4;
+      S.BlockM = 64;
+    }
+  }
+  int64_t TileBytes = 0;
+  for (const CoreOperandStage &O : Ops)
+    TileBytes += S.Stages * S.TileK * ((O.RowSide ? S.BlockM : S.BlockN) + 16) * dtypeBytes(O.Type);
+  if (TileBytes > 227 * 1024) {
+    remark("tile-contraction", Line,
+           "the shared tiles of its " + std::to_string(Ops.size()) + " operands need " +
+               std::to_string(TileBytes) + " bytes, more than a block has; left to the passes "
+               "after it");
+    return Nest;
+  }
 
   // 3. Names: the launch's variables once per function (sibling launches
   //    have disjoint scopes, so each reads the same names), then per operand
@@ -186,7 +210,7 @@ Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
   std::vector<Stmt> Body;
   std::string I = Names.fresh("i"), J = Names.fresh("j");
   {
-    Stmt Init = withAccumulatorAt(Pro, Acc, {var(I), var(J)});
+    Stmt Init = withAccumulatorsAt(Contraction, Contraction.Init, {var(I), var(J)});
     Body.push_back(forLoop(I, c(0), c(S.ThreadM), ForKind::Serial,
                            forLoop(J, c(0), c(S.ThreadN), ForKind::Serial, Init, Line), Line));
   }
@@ -208,8 +232,8 @@ Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
   std::vector<Stmt> Loop;
   auto Compute = [&]() {
     // One after another: the order of the fresh names is fixed.
-    Stmt Partial = computeStep(KBase, sub(KExt, KBase), /*Full=*/false, Update, Line);
-    Stmt Full = computeStep(KBase, c(S.TileK), /*Full=*/true, Update, Line);
+    Stmt Partial = computeStep(KBase, sub(KExt, KBase), /*Full=*/false, Line);
+    Stmt Full = computeStep(KBase, c(S.TileK), /*Full=*/true, Line);
     return ifThen(le(add(KBase, c(S.TileK)), KExt), Full, Partial, Line);
   };
   auto CopyAll = [&](Expr Base, bool ToRegs) {
@@ -256,7 +280,7 @@ Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
   // 6. The epilogue, for the outputs inside the tensor: those beyond M or N
   //    were computed from zeros and are never stored.
   {
-    Stmt Out = withAccumulatorAt(Epi, Acc, {var(I), var(J)});
+    Stmt Out = withAccumulatorsAt(Contraction, Contraction.Epilogue, {var(I), var(J)});
     Expr GM = add(blockOffset(true), outputOffset(true, var(I)));
     Expr GN = add(blockOffset(false), outputOffset(false, var(J)));
     Stmt St = letStmt(RowLoop->Var, fromMin(RowLoop->Min, GM),
@@ -278,7 +302,9 @@ Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
     Launch = allocate(tempBuffer(O.Regs, O.Type, {c(O.RowSide ? S.ThreadM : S.ThreadN)}, Reg),
                       Launch, Line);
   }
-  Launch = allocate(tempBuffer(Acc, AccType, {c(S.ThreadM), c(S.ThreadN)}, Reg), Launch, Line);
+  for (auto It = Contraction.Accs.rbegin(); It != Contraction.Accs.rend(); ++It)
+    Launch = allocate(tempBuffer(It->Name, It->Type, {c(S.ThreadM), c(S.ThreadN)}, Reg), Launch,
+                      Line);
   for (auto It = Ops.rbegin(); It != Ops.rend(); ++It) {
     std::vector<Expr> Shape = {c(S.TileK), c(It->RowSide ? S.BlockM : S.BlockN)};
     Buffer Tile = tempBuffer(It->Tile, It->Type, Shape, MemScope::Shared);
@@ -336,7 +362,9 @@ Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
   //    values take at most 96 of them (the rest: addresses and indices).
   //    Unless min_blocks is pinned, the pass hands that to the backend as a
   //    knob it chose.
-  int64_t Words = S.ThreadM * S.ThreadN * ((dtypeBytes(AccType) + 3) / 4);
+  int64_t Words = 0;
+  for (const ContractionAcc &A : Contraction.Accs)
+    Words += S.ThreadM * S.ThreadN * ((dtypeBytes(A.Type) + 3) / 4);
   for (const CoreOperandStage &O : Ops) {
     int64_t W = (dtypeBytes(O.Type) + 3) / 4;
     Words += W * ((O.RowSide ? S.ThreadM : S.ThreadN) + (S.Prefetch ? O.copiesPerThread(S) : 0));

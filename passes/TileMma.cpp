@@ -59,7 +59,15 @@ private:
   NameTable Names;
   MmaSchedule S;
   ContractionNest N;
-  MmaOperandStage Sides[2]; ///< A (rows), B (columns)
+  /// One per distinct operand: the row side's (A) first, then the column
+  /// side's (B); two, unless siblings add their own.
+  std::vector<MmaOperandStage> Sides;
+  /// Per accumulator of N (one, or one per sibling): the sides it
+  /// multiplies.
+  struct AccSides {
+    size_t A = 0, B = 0;
+  };
+  std::vector<AccSides> Products;
   MmaShape Shape = MmaShape::M16N8K16;
   DType FragType = DType::F16; ///< the operands' fragments: f16, bf16, tf32 or i8
   std::string BZ, PID, TM, TN, TX, Lane, Warp, KT;
@@ -72,19 +80,62 @@ private:
     return false;
   }
   bool match(const Stmt &Nest);
+  bool matchProduct(const Stmt &Nest, const ContractionAcc &Acc);
   Stmt loadBoth(int64_t Buf, const Expr &Stage, int64_t KK) {
-    return block({Sides[0].loadFragments(Names, S, Lane, c(Buf), Stage, c(KK), Line),
-                  Sides[1].loadFragments(Names, S, Lane, c(Buf), Stage, c(KK), Line)});
+    std::vector<Stmt> Out;
+    for (const MmaOperandStage &O : Sides)
+      Out.push_back(O.loadFragments(Names, S, Lane, c(Buf), Stage, c(KK), Line));
+    return block(std::move(Out));
   }
   Stmt mmas(const Expr &Buf);
-  /// Both operands' copies of k tile KTile into stage Stage: cp.async if
-  /// Wide (both aligned), else guarded element copies.
+  /// Every operand's copy of k tile KTile into stage Stage: cp.async if
+  /// Wide (all aligned), else guarded element copies.
   Stmt copyBoth(const Expr &KTile, const Expr &Stage, bool Wide) {
-    return block({Sides[0].copy(Names, S, TX, KTile, Stage, Wide, Line),
-                  Sides[1].copy(Names, S, TX, KTile, Stage, Wide, Line)});
+    std::vector<Stmt> Out;
+    for (const MmaOperandStage &O : Sides)
+      Out.push_back(O.copy(Names, S, TX, KTile, Stage, Wide, Line));
+    return block(std::move(Out));
   }
   Stmt pipelinedLoop(const Expr &Tiles, bool Wide);
 };
+
+/// Acc's update is ACC[0] + f32(A) * f32(B), in either order, of one row
+/// and one column operand of a type mma.sync takes; its sides go to
+/// Products.
+bool MmaTiler::matchProduct(const Stmt &Nest, const ContractionAcc &Acc) {
+  const Expr &U = Acc.Update;
+  if (U->Kind != ExprKind::Binary || static_cast<const BinaryNode &>(*U).Op != BinaryOp::Add)
+    return decline(Nest, "the update is not a sum of products");
+  const auto &Sum = static_cast<const BinaryNode &>(*U);
+  Expr Prod = Sum.B;
+  if (Sum.A->Kind != ExprKind::Load || static_cast<const LoadNode &>(*Sum.A).Buffer != Acc.Name)
+    Prod = Sum.A;
+  if (Prod->Kind != ExprKind::Binary || static_cast<const BinaryNode &>(*Prod).Op != BinaryOp::Mul)
+    return decline(Nest, "the update is not the accumulator plus one product");
+  const auto &P = static_cast<const BinaryNode &>(*Prod);
+  Expr LA, LB;
+  std::optional<DType> TA = mmaInput(P.A, LA), TB = mmaInput(P.B, LB);
+  DType AccWant = TA == DType::I8 ? DType::I32 : DType::F32;
+  if (!TA || !TB || *TA != *TB || Acc.Type != AccWant)
+    return decline(Nest, "the product is not of two f16, bf16 or tf32() values into an f32 "
+                         "accumulator, or of two i8 values into an i32 one");
+  if (!Products.empty() && *TA != FragType)
+    return decline(Nest, "the sibling contractions multiply different types");
+  FragType = *TA;
+  auto SideOf = [&](const Expr &L) {
+    for (size_t I = 0; I < Sides.size(); ++I)
+      if (structurallyEqual(Sides[I].Op->Load, L))
+        return I;
+    return Sides.size();
+  };
+  size_t A = SideOf(LA), B = SideOf(LB);
+  if (A < Sides.size() && B < Sides.size() && !Sides[A].IsA)
+    std::swap(A, B);
+  if (A == Sides.size() || B == Sides.size() || !Sides[A].IsA || Sides[B].IsA)
+    return decline(Nest, "the product is not one row operand times one column operand");
+  Products.push_back({A, B});
+  return true;
+}
 
 bool MmaTiler::match(const Stmt &Nest) {
   // The shape of the nest is tile-contraction's to explain, unless tensor
@@ -94,34 +145,25 @@ bool MmaTiler::match(const Stmt &Nest) {
   if (!C)
     return false;
   N = std::move(*C);
-  // ACC[0] + f32(A) * f32(B), in either order.
-  const Expr &U = N.Update;
-  if (U->Kind != ExprKind::Binary || static_cast<const BinaryNode &>(*U).Op != BinaryOp::Add)
-    return decline(Nest, "the update is not a sum of products");
-  const auto &Sum = static_cast<const BinaryNode &>(*U);
-  Expr Prod = Sum.B;
-  if (Sum.A->Kind != ExprKind::Load || static_cast<const LoadNode &>(*Sum.A).Buffer != N.Acc)
-    Prod = Sum.A;
-  if (Prod->Kind != ExprKind::Binary || static_cast<const BinaryNode &>(*Prod).Op != BinaryOp::Mul)
-    return decline(Nest, "the update is not the accumulator plus one product");
-  const auto &P = static_cast<const BinaryNode &>(*Prod);
-  Expr LA, LB;
-  std::optional<DType> TA = mmaInput(P.A, LA), TB = mmaInput(P.B, LB);
-  DType AccWant = TA == DType::I8 ? DType::I32 : DType::F32;
-  if (!TA || !TB || *TA != *TB || N.AccType != AccWant)
-    return decline(Nest, "the product is not of two f16, bf16 or tf32() values into an f32 "
-                         "accumulator, or of two i8 values into an i32 one");
-  FragType = *TA;
+  // The row side's operands, then the column side's.
+  Sides.clear();
+  Products.clear();
+  for (bool Row : {true, false})
+    for (const ContractionOperand &O : N.Operands) {
+      if (O.RowSide != Row)
+        continue;
+      MmaOperandStage Sd;
+      Sd.Op = &O;
+      Sd.IsA = O.RowSide;
+      Sd.XLoop = O.RowSide ? N.Row : N.Col;
+      Sd.Red = N.Red;
+      Sides.push_back(std::move(Sd));
+    }
+  for (const ContractionAcc &A : N.Accs)
+    if (!matchProduct(Nest, A))
+      return false;
   Shape = shapeFor(FragType);
-  if (N.Operands.size() != 2 || N.Operands[0].RowSide == N.Operands[1].RowSide)
-    return decline(Nest, "the product is not one row operand times one column operand");
-  for (const ContractionOperand &O : N.Operands) {
-    MmaOperandStage &Sd = Sides[O.RowSide ? 0 : 1];
-    Sd = MmaOperandStage();
-    Sd.Op = &O;
-    Sd.IsA = O.RowSide;
-    Sd.XLoop = O.RowSide ? N.Row : N.Col;
-    Sd.Red = N.Red;
+  for (MmaOperandStage &Sd : Sides) {
     Sd.Shape = Shape;
     Sd.FragType = FragType;
   }
@@ -131,9 +173,13 @@ bool MmaTiler::match(const Stmt &Nest) {
 /// 5. The warp's (WM / 16) x (WN / 8) mma tiles on fragment buffer Buf.
 Stmt MmaTiler::mmas(const Expr &Buf) {
   std::string I = Names.fresh("i"), J = Names.fresh("j");
-  Stmt Mma = std::make_shared<MmaNode>(Shape, N.Acc, std::vector<Expr>{var(I), var(J), c(0)},
-                                       Sides[0].Frag, std::vector<Expr>{Buf, var(I), c(0)},
-                                       Sides[1].Frag, std::vector<Expr>{Buf, var(J), c(0)}, Line);
+  std::vector<Stmt> Mmas;
+  for (size_t Q = 0; Q < N.Accs.size(); ++Q)
+    Mmas.push_back(std::make_shared<MmaNode>(
+        Shape, N.Accs[Q].Name, std::vector<Expr>{var(I), var(J), c(0)}, Sides[Products[Q].A].Frag,
+        std::vector<Expr>{Buf, var(I), c(0)}, Sides[Products[Q].B].Frag,
+        std::vector<Expr>{Buf, var(J), c(0)}, N.Accs[Q].Line));
+  Stmt Mma = Mmas.size() == 1 ? Mmas[0] : block(std::move(Mmas));
   return unrolled(I, S.WarpM / 16, unrolled(J, S.WarpN / 8, Mma, Line), Line);
 }
 
@@ -211,6 +257,25 @@ Stmt MmaTiler::tile(const Stmt &Nest, std::vector<Knob> &) {
   // (ptxas -v, sm_80 and sm_90): unless pinned, its warps take 64x32.
   if (!N.Batch.empty() && !findKnob(F, "warp_tile") && S.WarpN > 32 && S.BlockN % 32 == 0)
     S.WarpN = 32;
+  // Siblings: each warp holds its WarpM x WarpN outputs of every
+  // accumulator. Unless a tile is pinned, the warp's columns shrink so that
+  // together they take about one warp tile's registers, and the block's
+  // columns with them (the same warps, the same shared bytes per stage).
+  const int64_t Accs = static_cast<int64_t>(N.Accs.size());
+  if (Accs > 1 && !findKnob(F, "warp_tile") && !findKnob(F, "block_tile")) {
+    int64_t W = std::max<int64_t>(16, S.WarpN / Accs / 16 * 16);
+    S.BlockN = S.BlockN / S.WarpN * W;
+    S.WarpN = W;
+  }
+  int64_t TileBytes = 0;
+  for (const MmaOperandStage &O : Sides)
+    TileBytes += S.Stages * S.TileK * (O.IsA ? S.BlockM : S.BlockN) * dtypeBytes(O.Op->Type);
+  if (TileBytes > 227 * 1024) {
+    decline(Nest, "the shared tiles of its " + std::to_string(Sides.size()) + " operands need " +
+                      std::to_string(TileBytes) + " bytes (" + std::to_string(S.Stages) +
+                      " stages), more than a block has");
+    return Nest;
+  }
 
   // Names: the launch's variables, then each side's tile and fragments.
   BZ = Names.fresh("bz");
@@ -236,7 +301,7 @@ Stmt MmaTiler::tile(const Stmt &Nest, std::vector<Knob> &) {
   std::string I = Names.fresh("i"), J = Names.fresh("j"), E = Names.fresh("e");
   // Each lane's part of the warp's mma tiles (ir/Fragment.h).
   const MmaFragmentSizes Frag = mmaFragmentSizes(Shape);
-  Stmt Init = withAccumulatorAt(N.Init, N.Acc, {var(I), var(J), var(E)});
+  Stmt Init = withAccumulatorsAt(N, N.Init, {var(I), var(J), var(E)});
   Body.push_back(unrolled(I, S.WarpM / 16,
                           unrolled(J, S.WarpN / 8, unrolled(E, Frag.C, Init, Line), Line), Line));
   Expr Tiles = ceilDiv(N.Red->Extent, S.TileK);
@@ -286,10 +351,14 @@ Stmt MmaTiler::tile(const Stmt &Nest, std::vector<Knob> &) {
   // where both operands' rows are whole 16-byte chunks and the tensors
   // 16-byte aligned, guarded element copies otherwise. Each version keeps
   // only its own addresses in registers.
-  if (S.Stages >= 2 && Sides[0].Aligned && Sides[1].Aligned) {
+  // Every operand's alignment test, or none when one has none.
+  Expr AllAligned = Sides[0].Aligned;
+  for (size_t I = 1; I < Sides.size() && AllAligned; ++I)
+    AllAligned = Sides[I].Aligned ? land(AllAligned, Sides[I].Aligned) : nullptr;
+  if (S.Stages >= 2 && AllAligned) {
     // One after another: the order of the fresh names is fixed.
     Stmt Wide = KLoop(true);
-    Body.push_back(ifThen(land(Sides[0].Aligned, Sides[1].Aligned), Wide, KLoop(false), Line));
+    Body.push_back(ifThen(AllAligned, Wide, KLoop(false), Line));
   } else {
     Body.push_back(KLoop(false));
   }
@@ -297,10 +366,11 @@ Stmt MmaTiler::tile(const Stmt &Nest, std::vector<Knob> &) {
   // 8. The epilogue per accumulator element (c_e: row g + 8 (e >> 1),
   //    column 2 t + (e & 1)), for the outputs inside the tensor.
   {
-    Stmt Out = withAccumulatorAt(N.Epilogue, N.Acc, {var(I), var(J), var(E)});
+    Stmt Out = withAccumulatorsAt(N, N.Epilogue, {var(I), var(J), var(E)});
     auto [Row, Col] = fragmentPosExpr(Shape, MmaOperand::C, var(Lane), var(E));
     Expr GM = add(add(Sides[0].BlockOffset, Sides[0].WarpOffset), add(mul(var(I), c(16)), Row));
-    Expr GN = add(add(Sides[1].BlockOffset, Sides[1].WarpOffset), add(mul(var(J), c(8)), Col));
+    const MmaOperandStage &ColSide = Sides[Products[0].B];
+    Expr GN = add(add(ColSide.BlockOffset, ColSide.WarpOffset), add(mul(var(J), c(8)), Col));
     Stmt St = letStmt(N.Row->Var, fromMin(N.Row->Min, GM),
                       letStmt(N.Col->Var, fromMin(N.Col->Min, GN), Out, Line), Line);
     St = ifThen(land(lt(GM, N.Row->Extent), lt(GN, N.Col->Extent)), St, nullptr, Line);
@@ -310,18 +380,19 @@ Stmt MmaTiler::tile(const Stmt &Nest, std::vector<Knob> &) {
 
   // 9. Storage: the accumulator fragments, each side's fragments and tile.
   Stmt Launch = block(std::move(Body));
-  Launch = allocate(tempBuffer(N.Acc, N.AccType, {c(S.WarpM / 16), c(S.WarpN / 8), c(Frag.C)},
-                               MemScope::Fragment),
-                    Launch, Line);
+  for (auto It = N.Accs.rbegin(); It != N.Accs.rend(); ++It)
+    Launch = allocate(tempBuffer(It->Name, It->Type, {c(S.WarpM / 16), c(S.WarpN / 8), c(Frag.C)},
+                                 MemScope::Fragment),
+                      Launch, Line);
   Expr Bufs = c(Pipelined ? 2 : 1);
-  Launch = allocate(
-      tempBuffer(Sides[1].Frag, FragType, {Bufs, c(S.WarpN / 8), c(Frag.B)}, MemScope::Fragment),
-      Launch, Line);
-  Launch = allocate(
-      tempBuffer(Sides[0].Frag, FragType, {Bufs, c(S.WarpM / 16), c(Frag.A)}, MemScope::Fragment),
-      Launch, Line);
-  for (int Sd = 1; Sd >= 0; --Sd) {
-    const MmaOperandStage &O = Sides[Sd];
+  for (auto It = Sides.rbegin(); It != Sides.rend(); ++It)
+    Launch = allocate(It->IsA ? tempBuffer(It->Frag, FragType, {Bufs, c(S.WarpM / 16), c(Frag.A)},
+                                           MemScope::Fragment)
+                              : tempBuffer(It->Frag, FragType, {Bufs, c(S.WarpN / 8), c(Frag.B)},
+                                           MemScope::Fragment),
+                      Launch, Line);
+  for (auto It = Sides.rbegin(); It != Sides.rend(); ++It) {
+    const MmaOperandStage &O = *It;
     Buffer T =
         tempBuffer(O.Tile, O.Op->Type, {c(S.Stages), c(O.Rows), c(O.Cols)}, MemScope::Shared);
     T.Swz = O.Swz;
@@ -357,8 +428,10 @@ Stmt MmaTiler::tile(const Stmt &Nest, std::vector<Knob> &) {
   }
   Launch = bindFlatIndex(N.Batch, var(BZ), Launch);
   // How the fragments are loaded, for the note.
-  bool LdA = Sides[0].usesLdMatrix(S), LdB = Sides[1].usesLdMatrix(S);
-  bool TransA = LdA && !Sides[0].Op->KFastest, TransB = LdB && !Sides[1].Op->KFastest;
+  // (Of the first accumulator's operands: a sibling's may differ.)
+  const MmaOperandStage &SA = Sides[Products[0].A], &SB = Sides[Products[0].B];
+  bool LdA = SA.usesLdMatrix(S), LdB = SB.usesLdMatrix(S);
+  bool TransA = LdA && !SA.Op->KFastest, TransB = LdB && !SB.Op->KFastest;
   std::string Ways;
   if (LdA && LdB)
     Ways =
@@ -377,7 +450,7 @@ Stmt MmaTiler::tile(const Stmt &Nest, std::vector<Knob> &) {
            " by one shared load per element (ldmatrix.trans moves only 16-bit elements)";
   std::string Note =
       "[tile-mma] tensor cores (mma.sync " + mmaShapeName(Shape).str() + ", " +
-      dtypeName(FragType).str() + " in, " + dtypeName(N.AccType).str() +
+      dtypeName(FragType).str() + " in, " + dtypeName(N.acc().Type).str() +
       " accumulators): block tile " + std::to_string(S.BlockM) + "x" + std::to_string(S.BlockN) +
       ", " + std::to_string(S.threads() / 32) + " warps of " + std::to_string(S.WarpM) + "x" +
       std::to_string(S.WarpN) + " (" + std::to_string(S.WarpM / 16) + "x" +
@@ -388,6 +461,15 @@ Stmt MmaTiler::tile(const Stmt &Nest, std::vector<Knob> &) {
            : " copied synchronously into one shared stage") +
       Ways + (FragType == DType::TF32 ? ", rounded to tf32" : "") +
       (S.Grouped ? "; output tiles in groups of 8 tile rows, for L2 reuse" : "");
+  if (Accs > 1) {
+    std::string AccNames, Staged;
+    for (const ContractionAcc &A : N.Accs)
+      AccNames += (AccNames.empty() ? "" : ", ") + A.Name;
+    for (const MmaOperandStage &O : Sides)
+      Staged += (Staged.empty() ? "" : ", ") + static_cast<const LoadNode &>(*O.Op->Load).Buffer;
+    Note += "; " + std::to_string(Accs) + " sibling accumulators (" + AccNames +
+            ") per warp, so each operand (" + Staged + ") is staged once for all of them";
+  }
   remark(PassName, Line,
          "took it: tensor cores, block tile " + std::to_string(S.BlockM) + "x" +
              std::to_string(S.BlockN) + ", warp tile " + std::to_string(S.WarpM) + "x" +

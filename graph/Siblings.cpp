@@ -1,0 +1,141 @@
+//===- Siblings.cpp - Contractions over one operand, one launch -----------===//
+#include "graph/Siblings.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <map>
+
+namespace tdsl::graph {
+
+namespace {
+
+/// N's index names by position: output index D is "#oD", reduced index D
+/// "#rD", so that reads of siblings compare as the same element.
+std::map<std::string, std::string> positions(const Node &N) {
+  std::map<std::string, std::string> P;
+  for (size_t D = 0; D < N.Domain.size(); ++D)
+    P[N.Domain[D]] = "#o" + std::to_string(D);
+  for (size_t D = 0; D < N.Reduced.size(); ++D)
+    P[N.Reduced[D]] = "#r" + std::to_string(D);
+  return P;
+}
+
+/// R's subscripts with N's indices renamed by position.
+std::vector<ast::Affine> byPosition(const Node &N, const Read &R) {
+  std::map<std::string, std::string> P = positions(N);
+  std::vector<ast::Affine> Out;
+  for (const ast::Affine &A : R.Map) {
+    ast::Affine B;
+    B.Constant = A.Constant;
+    for (const auto &[Name, Coeff] : A.Coeffs)
+      B.Coeffs[P.count(Name) ? P.at(Name) : Name] = Coeff;
+    Out.push_back(std::move(B));
+  }
+  return Out;
+}
+
+/// Whether read R of N uses one of N's reduced indices: a tile operand.
+bool usesReduced(const Node &N, const Read &R) {
+  return llvm::any_of(R.Map, [&](const ast::Affine &X) {
+    return llvm::any_of(N.Reduced, [&](const std::string &I) { return X.Coeffs.count(I) > 0; });
+  });
+}
+
+/// The first tile operand that A and B read at the same element, or null.
+const Read *sharedOperand(const Node &A, const Node &B) {
+  for (const Read &RA : A.Reads) {
+    if (!usesReduced(A, RA))
+      continue;
+    for (const Read &RB : B.Reads)
+      if (RA.Tensor == RB.Tensor && byPosition(A, RA) == byPosition(B, RB))
+        return &RA;
+  }
+  return nullptr;
+}
+
+/// Why contraction S cannot join the launch of First (whose group has
+/// Members nodes), with which it shares the read Shared, or "".
+std::string joinRefusal(const KernelGraph &G, const Node &First, size_t Members, const Node &S,
+                        const Read &Shared) {
+  std::string Of = "'" + First.target() + "' (line " + std::to_string(First.Line) + ")";
+  if (S.S->Op != ast::AssignOp::Add || First.S->Op != ast::AssignOp::Add)
+    return "both must sum (+=)";
+  auto SameRanges = [&](const std::vector<std::string> &A, const std::vector<std::string> &B) {
+    if (A.size() != B.size())
+      return false;
+    for (size_t D = 0; D < A.size(); ++D)
+      if (First.S->Ranges.at(A[D]) != S.S->Ranges.at(B[D]))
+        return false;
+    return true;
+  };
+  if (!SameRanges(First.Domain, S.Domain))
+    return "its output indices do not range as those of " + Of;
+  if (!SameRanges(First.Reduced, S.Reduced))
+    return "its reduced indices do not range as those of " + Of;
+  if (S.S->Target->Type != First.S->Target->Type)
+    return "its result's dtype is not that of " + Of;
+  DType Operand = G.K->lookup(Shared.Tensor)->Type;
+  for (const Read &R : S.Reads) {
+    if (R.Producer >= static_cast<int>(First.Id))
+      return "it reads '" + R.Tensor + "', written " +
+             (R.Producer == static_cast<int>(First.Id) ? "by " : "after ") + Of;
+    if (usesReduced(S, R) && G.K->lookup(R.Tensor)->Type != Operand)
+      return "its operand '" + R.Tensor + "' is not " + dtypeName(Operand).str() + " as '" +
+             Shared.Tensor + "' is";
+  }
+  if (Members >= MaxSiblings)
+    return "the launch of " + Of + " already computes " + std::to_string(MaxSiblings) +
+           " contractions";
+  return "";
+}
+
+} // namespace
+
+std::vector<SiblingGroup> findSiblings(const KernelGraph &G, const std::vector<bool> &Inlined,
+                                       std::vector<std::string> &Why, std::vector<bool> &Refused) {
+  std::vector<SiblingGroup> Groups;
+  auto Note = [&](unsigned Id, const std::string &Text) {
+    Why[Id] = (Why[Id].empty() ? "" : Why[Id] + "; ") + Text;
+  };
+  for (const Node &S : G.Nodes) {
+    if (S.Class != NodeClass::Contraction || Inlined[S.Id])
+      continue;
+    bool Joined = false;
+    for (SiblingGroup &Gr : Groups) {
+      const Node &First = G.Nodes[Gr.First];
+      // The operand shared with any member, renamed to the member's
+      // positions, which are the first's.
+      const Read *Shared = sharedOperand(First, S);
+      for (size_t I = 0; !Shared && I < Gr.Others.size(); ++I)
+        Shared = sharedOperand(G.Nodes[Gr.Others[I]], S);
+      if (!Shared)
+        continue;
+      std::string Refusal = joinRefusal(G, First, 1 + Gr.Others.size(), S, *Shared);
+      if (!Refusal.empty()) {
+        Note(S.Id, "keeps its own launch, though it reads " + readText(*Shared) + " as '" +
+                       First.target() + "' does: " + Refusal);
+        Refused[S.Id] = true;
+        continue;
+      }
+      Gr.Others.push_back(S.Id);
+      Note(S.Id, "is computed in the launch of the contraction " + First.target() +
+                     ", beside it, reading " + readText(*Shared) + " from the same staged tile");
+      Joined = true;
+      break;
+    }
+    if (!Joined)
+      Groups.push_back({S.Id, {}});
+  }
+  llvm::erase_if(Groups, [](const SiblingGroup &Gr) { return Gr.Others.empty(); });
+  for (const SiblingGroup &Gr : Groups) {
+    std::string Names;
+    for (unsigned O : Gr.Others)
+      Names += (Names.empty() ? "" : ", ") + G.Nodes[O].target();
+    Note(Gr.First, "computes its sibling contraction" +
+                       std::string(Gr.Others.size() > 1 ? "s " : " ") + Names +
+                       " in its launch, each with its own accumulators");
+  }
+  return Groups;
+}
+
+} // namespace tdsl::graph

@@ -1,0 +1,57 @@
+//===- Siblings.h - Contractions over one operand, one launch -------------===//
+//
+// The siblings rule of the fusion stage (graph/Fuse.h). Contractions that
+// read the same operand over the same index space, such as a gated MLP's
+//
+//   g[t, f] += X[t, d] * Wg[d, f]
+//   u[t, f] += X[t, d] * Wu[d, f]
+//
+// are computed in one launch, the first one's: each keeps its own
+// accumulators, and the operand they share (X[t, d]) is staged once for
+// all of them. A later contraction joins an earlier one when
+//   - both sum (`+=`) over output and reduced indices of the same ranges,
+//     position by position (u's t and f are g's t and f, its d g's d);
+//   - one of its reads is one of the earlier one's, the same tensor at the
+//     same subscripts with its indices renamed so;
+//   - it reads nothing written at or after the earlier one (it moves up
+//     to that launch);
+//   - the group has fewer than four members (each one's accumulators take
+//     registers in every thread).
+// The maps that read the group's results then form its epilogue as one
+// contraction's do (every member's result at the group's own element),
+// computed on all the accumulators: g * sigmoid(g) * u needs no
+// temporary. A contraction that shares a read but cannot join says why.
+//
+// Knob: `fuse_siblings = off` keeps each contraction in its own launch.
+//
+// Test: test/graph/fuse-siblings.test
+//
+//===----------------------------------------------------------------------===//
+#ifndef TDSL_GRAPH_SIBLINGS_H
+#define TDSL_GRAPH_SIBLINGS_H
+
+#include "graph/Graph.h"
+
+#include <string>
+#include <vector>
+
+namespace tdsl::graph {
+
+/// The most contractions one launch computes together.
+constexpr size_t MaxSiblings = 4;
+
+/// Each contraction that others join, with those others in order.
+struct SiblingGroup {
+  unsigned First = 0;
+  std::vector<unsigned> Others;
+};
+
+/// The sibling groups of G; Inlined marks the nodes computed where they
+/// are read. Why gets the reason of each decision (appended to what is
+/// there), and Refused marks the refusals.
+std::vector<SiblingGroup> findSiblings(const KernelGraph &G, const std::vector<bool> &Inlined,
+                                       std::vector<std::string> &Why, std::vector<bool> &Refused);
+
+} // namespace tdsl::graph
+
+#endif // TDSL_GRAPH_SIBLINGS_H
