@@ -2,6 +2,7 @@
 #include "passes/TileMma.h"
 #include "ir/Fragment.h"
 #include "ir/Simplify.h"
+#include "passes/MmaMatch.h"
 #include "passes/MmaStaging.h"
 
 #include <algorithm>
@@ -17,38 +18,6 @@ constexpr const char *PassName = "tile-mma";
 
 Expr c(int64_t V) { return intImm(V); }
 
-/// The mma's input type of one factor of the product: f32(L) of a load L
-/// of f16 or bf16, f32(tf32(L)) of an f32 load, or i32(L) of an i8 load;
-/// Load is L.
-std::optional<DType> mmaInput(const Expr &E, Expr &Load) {
-  if (E->Kind != ExprKind::Cast)
-    return std::nullopt;
-  const Expr *L = &static_cast<const CastNode &>(*E).A;
-  bool Tf32 = false;
-  if (E->Type == DType::F32 && (*L)->Kind == ExprKind::Cast && (*L)->Type == DType::TF32) {
-    L = &static_cast<const CastNode &>(**L).A;
-    Tf32 = true;
-  }
-  if ((*L)->Kind != ExprKind::Load)
-    return std::nullopt;
-  DType T = (*L)->Type;
-  Load = *L;
-  if (Tf32)
-    return T == DType::F32 ? std::optional(DType::TF32) : std::nullopt;
-  if (E->Type == DType::F32 && (T == DType::F16 || T == DType::BF16))
-    return T;
-  if (E->Type == DType::I32 && T == DType::I8)
-    return T;
-  return std::nullopt;
-}
-
-/// The mma shape of an input type, and its accumulator's type.
-MmaShape shapeFor(DType In) {
-  return In == DType::TF32 ? MmaShape::M16N8K8
-         : In == DType::I8 ? MmaShape::M16N8K32
-                           : MmaShape::M16N8K16;
-}
-
 class MmaTiler {
 public:
   explicit MmaTiler(Func &F) : F(F), Names(F) {}
@@ -58,18 +27,12 @@ private:
   Func &F;
   NameTable Names;
   MmaSchedule S;
-  ContractionNest N;
-  /// One per distinct operand: the row side's (A) first, then the column
-  /// side's (B); two, unless siblings add their own.
-  std::vector<MmaOperandStage> Sides;
-  /// Per accumulator of N (one, or one per sibling): the sides it
-  /// multiplies.
-  struct AccSides {
-    size_t A = 0, B = 0;
-  };
-  std::vector<AccSides> Products;
-  MmaShape Shape = MmaShape::M16N8K16;
-  DType FragType = DType::F16; ///< the operands' fragments: f16, bf16, tf32 or i8
+  MmaContraction M; ///< what matchMma found, and these views of it:
+  ContractionNest &N = M.N;
+  std::vector<MmaOperandStage> &Sides = M.Sides;
+  std::vector<MmaContraction::Product> &Products = M.Products;
+  MmaShape &Shape = M.Shape;
+  DType &FragType = M.FragType;
   std::string BZ, PID, TM, TN, TX, Lane, Warp, KT;
   unsigned Line = 0;
 
@@ -79,8 +42,6 @@ private:
                "; left to the passes after it");
     return false;
   }
-  bool match(const Stmt &Nest);
-  bool matchProduct(const Stmt &Nest, const ContractionAcc &Acc);
   Stmt loadBoth(int64_t Buf, const Expr &Stage, int64_t KK) {
     std::vector<Stmt> Out;
     for (const MmaOperandStage &O : Sides)
@@ -98,77 +59,6 @@ private:
   }
   Stmt pipelinedLoop(const Expr &Tiles, bool Wide);
 };
-
-/// Acc's update is ACC[0] + f32(A) * f32(B), in either order, of one row
-/// and one column operand of a type mma.sync takes; its sides go to
-/// Products.
-bool MmaTiler::matchProduct(const Stmt &Nest, const ContractionAcc &Acc) {
-  const Expr &U = Acc.Update;
-  if (U->Kind != ExprKind::Binary || static_cast<const BinaryNode &>(*U).Op != BinaryOp::Add)
-    return decline(Nest, "the update is not a sum of products");
-  const auto &Sum = static_cast<const BinaryNode &>(*U);
-  Expr Prod = Sum.B;
-  if (Sum.A->Kind != ExprKind::Load || static_cast<const LoadNode &>(*Sum.A).Buffer != Acc.Name)
-    Prod = Sum.A;
-  if (Prod->Kind != ExprKind::Binary || static_cast<const BinaryNode &>(*Prod).Op != BinaryOp::Mul)
-    return decline(Nest, "the update is not the accumulator plus one product");
-  const auto &P = static_cast<const BinaryNode &>(*Prod);
-  Expr LA, LB;
-  std::optional<DType> TA = mmaInput(P.A, LA), TB = mmaInput(P.B, LB);
-  DType AccWant = TA == DType::I8 ? DType::I32 : DType::F32;
-  if (!TA || !TB || *TA != *TB || Acc.Type != AccWant)
-    return decline(Nest, "the product is not of two f16, bf16 or tf32() values into an f32 "
-                         "accumulator, or of two i8 values into an i32 one");
-  if (!Products.empty() && *TA != FragType)
-    return decline(Nest, "the sibling contractions multiply different types");
-  FragType = *TA;
-  auto SideOf = [&](const Expr &L) {
-    for (size_t I = 0; I < Sides.size(); ++I)
-      if (structurallyEqual(Sides[I].Op->Load, L))
-        return I;
-    return Sides.size();
-  };
-  size_t A = SideOf(LA), B = SideOf(LB);
-  if (A < Sides.size() && B < Sides.size() && !Sides[A].IsA)
-    std::swap(A, B);
-  if (A == Sides.size() || B == Sides.size() || !Sides[A].IsA || Sides[B].IsA)
-    return decline(Nest, "the product is not one row operand times one column operand");
-  Products.push_back({A, B});
-  return true;
-}
-
-bool MmaTiler::match(const Stmt &Nest) {
-  // The shape of the nest is tile-contraction's to explain, unless tensor
-  // cores were asked for.
-  std::optional<ContractionNest> C =
-      matchContraction(Nest, S.Mode == TensorCores::On ? PassName : nullptr);
-  if (!C)
-    return false;
-  N = std::move(*C);
-  // The row side's operands, then the column side's.
-  Sides.clear();
-  Products.clear();
-  for (bool Row : {true, false})
-    for (const ContractionOperand &O : N.Operands) {
-      if (O.RowSide != Row)
-        continue;
-      MmaOperandStage Sd;
-      Sd.Op = &O;
-      Sd.IsA = O.RowSide;
-      Sd.XLoop = O.RowSide ? N.Row : N.Col;
-      Sd.Red = N.Red;
-      Sides.push_back(std::move(Sd));
-    }
-  for (const ContractionAcc &A : N.Accs)
-    if (!matchProduct(Nest, A))
-      return false;
-  Shape = shapeFor(FragType);
-  for (MmaOperandStage &Sd : Sides) {
-    Sd.Shape = Shape;
-    Sd.FragType = FragType;
-  }
-  return true;
-}
 
 /// 5. The warp's (WM / 16) x (WN / 8) mma tiles on fragment buffer Buf.
 Stmt MmaTiler::mmas(const Expr &Buf) {
@@ -237,7 +127,7 @@ Stmt MmaTiler::pipelinedLoop(const Expr &Tiles, bool Wide) {
 
 Stmt MmaTiler::tile(const Stmt &Nest, std::vector<Knob> &) {
   S = mmaSchedule(F, 2);
-  if (S.Mode == TensorCores::Off || !match(Nest))
+  if (S.Mode == TensorCores::Off || !matchMma(Nest, PassName, S.Mode == TensorCores::On, M))
     return Nest; // tensor_cores = off: asked for, so no remark
   // The k tile's default and its limits depend on the element size.
   S = mmaSchedule(F, dtypeBytes(Sides[0].Op->Type));

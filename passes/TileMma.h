@@ -25,9 +25,13 @@
 //   size is counted in bytes: a 16-byte copy or ldmatrix row holds 8, 4 or
 //   16 elements, and the k tile is 64 bytes of each operand row. The epilogue runs per accumulator element,
 //   for the outputs inside the tensor. Notes say what was chosen and why.
+//   Sibling contractions (several accumulators in one nest) stage each
+//   distinct operand once and issue an mma per accumulator; each warp
+//   holds its part of every accumulator.
 // Why here: before tile-contraction, which takes what this pass declines.
-// The operands' staging (tile layout, swizzle, copies, fragment loads) is
-// passes/MmaStaging.h; this pass builds the launch around it.
+// What it takes is passes/MmaMatch.h's; the operands' staging (tile
+// layout, swizzle, copies, fragment loads) is passes/MmaStaging.h; this
+// pass builds the launch around them.
 //
 //   for m, n { acc = 0; for k { acc += f32(A[m, k]) * f32(B[k, n]) }; C[m, n] = acc }
 //     ->

@@ -1,0 +1,72 @@
+//===- FusePrint.cpp - The kernel graph and its groups as text ------------===//
+//
+// What `tdslc --emit=graph` prints (graph/Fuse.h, printGraph).
+//
+//===----------------------------------------------------------------------===//
+#include "graph/Fuse.h"
+
+namespace tdsl::graph {
+
+void printGraph(const KernelGraph &G, const FusionPlan &P, llvm::raw_ostream &OS) {
+  auto List = [](const std::vector<std::string> &V) {
+    std::string S;
+    for (const std::string &X : V)
+      S += (S.empty() ? "" : ", ") + X;
+    return S;
+  };
+  OS << "graph " << G.K->Name << "\n";
+  for (const Node &N : G.Nodes) {
+    OS << "  node " << N.Id << " " << N.target() << " (line " << N.Line
+       << "): " << nodeClassName(N.Class) << " over (" << List(N.Domain) << ")";
+    if (!N.Reduced.empty())
+      OS << ", reducing (" << List(N.Reduced) << ")";
+    OS << "\n    reads";
+    if (N.Reads.empty())
+      OS << " nothing";
+    for (size_t I = 0; I < N.Reads.size(); ++I) {
+      const Read &R = N.Reads[I];
+      OS << (I ? ", " : " ") << readText(R);
+      if (R.Producer >= 0)
+        OS << " <- node " << R.Producer;
+    }
+    OS << "\n";
+  }
+  OS << "  groups (one launch each)\n";
+  for (size_t I = 0; I < P.Groups.size(); ++I) {
+    const Group &Gr = P.Groups[I];
+    const Node &R = G.Nodes[Gr.Root];
+    OS << "    group " << I << ": node " << Gr.Root << " " << R.target() << " ("
+       << nodeClassName(R.Class) << ")";
+    if (!Gr.Siblings.empty()) {
+      OS << ", its siblings";
+      for (unsigned S : Gr.Siblings)
+        OS << " node " << S << " " << G.Nodes[S].target();
+    }
+    if (!Gr.Epilogue.empty()) {
+      OS << ", its epilogue";
+      for (unsigned E : Gr.Epilogue)
+        OS << " node " << E << " " << G.Nodes[E].target();
+    }
+    if (!Gr.Chain.empty()) {
+      OS << ", its row chain";
+      for (unsigned C : Gr.Chain)
+        OS << " node " << C << " " << G.Nodes[C].target();
+    }
+    if (!Gr.Inlined.empty()) {
+      OS << ", computing inside it";
+      for (unsigned In : Gr.Inlined)
+        OS << " node " << In << " " << G.Nodes[In].target();
+    }
+    OS << "\n";
+  }
+  bool Any = false;
+  for (const Node &N : G.Nodes)
+    if (!P.Why[N.Id].empty()) {
+      if (!Any)
+        OS << "  decisions\n";
+      Any = true;
+      OS << "    node " << N.Id << " " << N.target() << ": " << P.Why[N.Id] << "\n";
+    }
+}
+
+} // namespace tdsl::graph

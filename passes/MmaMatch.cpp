@@ -1,0 +1,129 @@
+//===- MmaMatch.cpp - A contraction as the tensor cores take it -----------===//
+#include "passes/MmaMatch.h"
+
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace tdsl {
+
+using namespace ir;
+
+namespace {
+
+/// Says why a nest is declined (a remark); returns false.
+using Decline = std::function<bool(const Stmt &, const std::string &)>;
+
+/// The mma's input type of one factor of the product: f32(L) of a load L
+/// of f16 or bf16, f32(tf32(L)) of an f32 load, or i32(L) of an i8 load;
+/// Load is L.
+std::optional<DType> mmaInput(const Expr &E, Expr &Load) {
+  if (E->Kind != ExprKind::Cast)
+    return std::nullopt;
+  const Expr *L = &static_cast<const CastNode &>(*E).A;
+  bool Tf32 = false;
+  if (E->Type == DType::F32 && (*L)->Kind == ExprKind::Cast && (*L)->Type == DType::TF32) {
+    L = &static_cast<const CastNode &>(**L).A;
+    Tf32 = true;
+  }
+  if ((*L)->Kind != ExprKind::Load)
+    return std::nullopt;
+  DType T = (*L)->Type;
+  Load = *L;
+  if (Tf32)
+    return T == DType::F32 ? std::optional(DType::TF32) : std::nullopt;
+  if (E->Type == DType::F32 && (T == DType::F16 || T == DType::BF16))
+    return T;
+  if (E->Type == DType::I32 && T == DType::I8)
+    return T;
+  return std::nullopt;
+}
+
+/// The mma shape of an input type, and its accumulator's type.
+MmaShape shapeFor(DType In) {
+  return In == DType::TF32 ? MmaShape::M16N8K8
+         : In == DType::I8 ? MmaShape::M16N8K32
+                           : MmaShape::M16N8K16;
+}
+
+/// Acc's update is ACC[0] + f32(A) * f32(B), in either order, of one row
+/// and one column operand of a type mma.sync takes; its sides go to
+/// C.Products.
+bool matchProduct(const Decline &decline, const Stmt &Nest, const ContractionAcc &Acc,
+                  MmaContraction &C) {
+  const Expr &U = Acc.Update;
+  if (U->Kind != ExprKind::Binary || static_cast<const BinaryNode &>(*U).Op != BinaryOp::Add)
+    return decline(Nest, "the update is not a sum of products");
+  const auto &Sum = static_cast<const BinaryNode &>(*U);
+  Expr Prod = Sum.B;
+  if (Sum.A->Kind != ExprKind::Load || static_cast<const LoadNode &>(*Sum.A).Buffer != Acc.Name)
+    Prod = Sum.A;
+  if (Prod->Kind != ExprKind::Binary || static_cast<const BinaryNode &>(*Prod).Op != BinaryOp::Mul)
+    return decline(Nest, "the update is not the accumulator plus one product");
+  const auto &P = static_cast<const BinaryNode &>(*Prod);
+  Expr LA, LB;
+  std::optional<DType> TA = mmaInput(P.A, LA), TB = mmaInput(P.B, LB);
+  DType AccWant = TA == DType::I8 ? DType::I32 : DType::F32;
+  if (!TA || !TB || *TA != *TB || Acc.Type != AccWant)
+    return decline(Nest, "the product is not of two f16, bf16 or tf32() values into an f32 "
+                         "accumulator, or of two i8 values into an i32 one");
+  if (!C.Products.empty() && *TA != C.FragType)
+    return decline(Nest, "the sibling contractions multiply different types");
+  C.FragType = *TA;
+  std::vector<MmaOperandStage> &Sides = C.Sides;
+  auto SideOf = [&](const Expr &L) {
+    for (size_t I = 0; I < Sides.size(); ++I)
+      if (structurallyEqual(Sides[I].Op->Load, L))
+        return I;
+    return Sides.size();
+  };
+  size_t A = SideOf(LA), B = SideOf(LB);
+  if (A < Sides.size() && B < Sides.size() && !Sides[A].IsA)
+    std::swap(A, B);
+  if (A == Sides.size() || B == Sides.size() || !Sides[A].IsA || Sides[B].IsA)
+    return decline(Nest, "the product is not one row operand times one column operand");
+  C.Products.push_back({A, B});
+  return true;
+}
+
+} // namespace
+
+bool matchMma(const Stmt &Nest, const char *Pass, bool On, MmaContraction &Out) {
+  Decline decline = [&](const Stmt &S, const std::string &Why) {
+    remark(Pass, S->SrcLine,
+           (On ? "tensor_cores = on, but " : "") + Why + "; left to the passes after it");
+    return false;
+  };
+  // The shape of the nest is tile-contraction's to explain, unless tensor
+  // cores were asked for.
+  std::optional<ContractionNest> C = matchContraction(Nest, On ? Pass : nullptr);
+  if (!C)
+    return false;
+  ContractionNest &N = Out.N;
+  N = std::move(*C);
+  // The row side's operands, then the column side's.
+  Out.Sides.clear();
+  Out.Products.clear();
+  for (bool Row : {true, false})
+    for (const ContractionOperand &O : N.Operands) {
+      if (O.RowSide != Row)
+        continue;
+      MmaOperandStage Sd;
+      Sd.Op = &O;
+      Sd.IsA = O.RowSide;
+      Sd.XLoop = O.RowSide ? N.Row : N.Col;
+      Sd.Red = N.Red;
+      Out.Sides.push_back(std::move(Sd));
+    }
+  for (const ContractionAcc &A : N.Accs)
+    if (!matchProduct(decline, Nest, A, Out))
+      return false;
+  Out.Shape = shapeFor(Out.FragType);
+  for (MmaOperandStage &Sd : Out.Sides) {
+    Sd.Shape = Out.Shape;
+    Sd.FragType = Out.FragType;
+  }
+  return true;
+}
+
+} // namespace tdsl

@@ -1,0 +1,54 @@
+//===- MmaMatch.h - A contraction as the tensor cores take it -------------===//
+//
+// tile-mma's first step (passes/TileMma.h), after matchContraction: each
+// accumulator's update must be ACC[0] + f32(A) * f32(B) (either order) of
+// one row operand and one column operand, both f16 or both bf16 (mma
+// m16n8k16), f32(tf32(A)) * f32(tf32(B)) of f32 loads (m16n8k8), into an
+// f32 ACC, or i32(A) * i32(B) of i8 loads into an i32 ACC (m16n8k32); the
+// siblings of one nest must all take the same shape. What it finds is the
+// operands as sides to stage (each distinct operand once, the row side's
+// first) and, per accumulator, the two sides it multiplies.
+//
+// Test: test/passes/tile-mma.tir
+//
+//===----------------------------------------------------------------------===//
+#ifndef TDSL_PASSES_MMAMATCH_H
+#define TDSL_PASSES_MMAMATCH_H
+
+#include "passes/ContractionMatch.h"
+#include "passes/MmaStaging.h"
+
+#include <vector>
+
+namespace tdsl {
+
+/// A contraction tile-mma takes. Sides point into N.Operands: the object
+/// stays where matchMma filled it.
+struct MmaContraction {
+  ContractionNest N;
+  /// One per distinct operand: the row side's (A) first, then the column
+  /// side's (B); two, unless siblings add their own.
+  std::vector<MmaOperandStage> Sides;
+  /// Per accumulator of N (one, or one per sibling): the sides it
+  /// multiplies.
+  struct Product {
+    size_t A = 0, B = 0;
+  };
+  std::vector<Product> Products;
+  ir::MmaShape Shape = ir::MmaShape::M16N8K16;
+  DType FragType = DType::F16; ///< the operands' fragments: f16, bf16, tf32 or i8
+
+  MmaContraction() = default;
+  MmaContraction(const MmaContraction &) = delete;
+  MmaContraction &operator=(const MmaContraction &) = delete;
+};
+
+/// Whether Nest is a contraction the tensor cores take, into Out. A nest
+/// that is a contraction but not such is declined with a remark of Pass
+/// ("tensor_cores = on, but ..." when On); one that is no contraction, only
+/// when On.
+bool matchMma(const ir::Stmt &Nest, const char *Pass, bool On, MmaContraction &Out);
+
+} // namespace tdsl
+
+#endif // TDSL_PASSES_MMAMATCH_H
