@@ -79,6 +79,8 @@ def cases():
          lambda X, W, b: F.gelu(d(X) @ d(W) + d(b)), 1e-2),
         ("mlp", "mlp_down", lambda: (h(37, 96), h(96, 64), rand(64), h(37, 64)),
          lambda H, W, b, X: d(H) @ d(W) + d(b) + d(X), 1e-2),
+        ("mlp", "mlp_gated", lambda: (h(37, 64), h(64, 96), h(64, 96)),
+         lambda X, Wg, Wu: F.silu(d(X) @ d(Wg)) * (d(X) @ d(Wu)), 1e-2),
         ("rowsum", "rowsum", lambda: (rand(33, 1001),), lambda X: d(X).sum(-1), 1e-5),
         ("sgemm", "sgemm", lambda: (rand(37, 41), rand(41, 53)), lambda A, B: d(A) @ d(B), 1e-4),
         ("softmax", "softmax", lambda: (h(33, 1001),), lambda X: torch.softmax(d(X), -1), 1e-2),
