@@ -69,7 +69,10 @@ std::string printParams(const std::vector<Tensor> &List) {
 } // namespace
 
 std::string print(const Program &P) {
-  std::string S = "kernel " + P.Kernel + "(" + printParams(P.Inputs) + ") -> (" +
+  std::string S;
+  if (P.Launches >= 0)
+    S += "# launches: " + std::to_string(P.Launches) + "\n";
+  S += "kernel " + P.Kernel + "(" + printParams(P.Inputs) + ") -> (" +
                   printParams(P.Outputs) + ") {\n";
   for (const Stmt &St : P.Body) {
     S += "  " + St.Target;

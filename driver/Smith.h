@@ -64,6 +64,10 @@ struct Program {
   bool Exact = true;
   /// schedule-block entries (key, value as written); empty: no block.
   std::vector<std::pair<std::string, std::string>> Schedule;
+  /// The launches the fusion stage must plan for it (-1: not known). The
+  /// chains flavour knows it by construction; print() writes it as a
+  /// `# launches: N` line, which tdsl-smith checks.
+  int Launches = -1;
 };
 
 /// The .tdsl text of P (one kernel, and its schedule block if any).
@@ -85,6 +89,12 @@ struct GenOptions {
 
 /// A random valid program.
 Program generate(std::mt19937_64 &Rng, const GenOptions &Opts);
+
+/// A program that meets one fusion rule (graph/Fuse.h) or just misses it:
+/// a row chain, a contraction's epilogue, sibling contractions, an inlined
+/// map, each with drawn shapes, dtypes and layouts, and its launches known
+/// (Program::Launches). Values are small integers (exact).
+Program generateChain(std::mt19937_64 &Rng);
 
 /// Every program one simplification away from P, most promising first:
 /// statements deleted, expressions replaced by an operand or a literal,

@@ -25,6 +25,7 @@
 #include "passes/Schedule.h"
 #include "driver/Check.h"
 #include "driver/Smith.h"
+#include "graph/Fuse.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
@@ -66,14 +67,17 @@ cl::opt<std::string> EmitDir(
 cl::opt<std::string> Reproduce("reproduce",
                                cl::desc("Re-run a failure file written by tdsl-smith"),
                                cl::value_desc("file"), cl::cat(SmithCategory));
-enum class Flavour { Mixed, Exact, Float };
+enum class Flavour { Mixed, Exact, Float, Chains };
 cl::opt<Flavour> FlavourOpt(
     "flavour", cl::desc("Which programs"), cl::init(Flavour::Mixed),
     cl::values(clEnumValN(Flavour::Mixed, "mixed", "70% exact, 30% float (default)"),
                clEnumValN(Flavour::Exact, "exact",
                           "small-integer values only: stages must be bit-identical"),
                clEnumValN(Flavour::Float, "float",
-                          "transcendental functions and division, random float inputs")),
+                          "transcendental functions and division, random float inputs"),
+               clEnumValN(Flavour::Chains, "chains",
+                          "fusion rules met or just missed (graph/Fuse.h): each program's "
+                          "launches are known and checked too; exact values")),
     cl::cat(SmithCategory));
 cl::opt<int64_t> Budget("budget", cl::desc("Interpreter work per program (index points)"),
                         cl::init(60000), cl::cat(SmithCategory));
@@ -277,6 +281,23 @@ Outcome checkInProcess(const std::string &Text, const RunSpec &Spec) {
       O.Signature = "rejected: schedule '" + P.Key + "': " + P.Message;
       return O;
     }
+  // The launches the program states it must have (the chains flavour),
+  // against the fusion stage's plan under the default options.
+  if (size_t At = Text.find("# launches: "); At != std::string::npos) {
+    unsigned Want = std::stoul(Text.substr(At + 12));
+    const ast::Kernel &K = *M->Kernels.front();
+    auto LineOf = [&](SMLoc L) { return DE.lineOf(L); };
+    graph::KernelGraph G = graph::buildGraph(K, LineOf);
+    graph::FusionPlan Plan = graph::planFusion(G, graph::fusionOptions(K, {}));
+    if (Plan.Groups.size() != Want) {
+      O.Ok = false;
+      O.Signature = "fusion: " + std::to_string(Plan.Groups.size()) + " launch(es) planned, " +
+                    std::to_string(Want) + " expected";
+      raw_string_ostream GS(O.Detail);
+      graph::printGraph(G, Plan, GS);
+      return O;
+    }
+  }
   if (!InjectFailure.empty() && StringRef(Text).contains(InjectFailure)) {
     O.Ok = false;
     O.Signature = "injected: '" + InjectFailure + "'";
@@ -576,14 +597,16 @@ int main(int Argc, char **Argv) {
     // One stream per program: program I is the same whatever --count is.
     Rng R(Seed * 0x9E3779B97F4A7C15ull + I * 0xBF58476D1CE4E5B9ull + 1);
     smith::GenOptions G;
-    G.Exact = FlavourOpt == Flavour::Exact ||
+    G.Exact = FlavourOpt == Flavour::Exact || FlavourOpt == Flavour::Chains ||
               (FlavourOpt == Flavour::Mixed && R() % 10 < 7);
     G.WorkBudget = Budget;
-    smith::Program P = smith::generate(R, G);
+    bool Chains = FlavourOpt == Flavour::Chains;
+    smith::Program P = Chains ? smith::generateChain(R) : smith::generate(R, G);
+    // (A chains program keeps the default schedule its launches assume.)
     for (const ScheduleKnob &K : ScheduleKnobs)
-      if (R() % 2)
+      if (R() % 2 && !Chains)
         P.Schedule.push_back({K.Key, K.Value(R)});
-    switch (R() % 3) {
+    switch (Chains ? 2 : R() % 3) {
     case 0:
       for (auto &KV : contractionKnobs(R))
         P.Schedule.push_back(KV);
@@ -594,7 +617,7 @@ int main(int Argc, char **Argv) {
       break;
     default: break;
     }
-    if (R() % 2)
+    if (R() % 2 && !Chains)
       for (auto &KV : reductionKnobs(R))
         P.Schedule.push_back(KV);
     PipelineConfig Random;
@@ -633,7 +656,10 @@ int main(int Argc, char **Argv) {
     outs() << "tdsl-smith: program " << I << " FAILED: " << O.Signature << "\n";
     if (Verbose)
       outs() << Text << O.Detail;
-    smith::Program Min = NoMinimize ? P : minimize(P, Spec, O.Signature, MinChecks);
+    // A program of the chains flavour is a rule met or missed by
+    // construction; shrunk, it would be neither: written as generated.
+    bool Keep = NoMinimize || P.Launches >= 0;
+    smith::Program Min = Keep ? P : minimize(P, Spec, O.Signature, MinChecks);
     Outcome MinO = checkIsolated(smith::print(Min), specFor(Min, Spec));
     std::string Path = writeFailure(P, Min, Spec, I, MinO);
     outs() << "  minimized to " << Min.Body.size() << " statement(s), sizes "
