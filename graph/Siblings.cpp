@@ -2,6 +2,7 @@
 #include "graph/Siblings.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 
 #include <map>
 
@@ -53,10 +54,46 @@ const Read *sharedOperand(const Node &A, const Node &B) {
   return nullptr;
 }
 
+/// A factor of a product as the tile passes see it: the casts around a
+/// read ("tf32(f32)", "f16"), or "a computed value".
+std::string factorShape(const ast::Expr &E) {
+  if (E.Kind == ast::ExprKind::Access)
+    return dtypeName(static_cast<const ast::Access &>(E).Target->Type).str();
+  if (E.Kind == ast::ExprKind::Call) {
+    const auto &C = static_cast<const ast::Call &>(E);
+    if (C.Fn == ast::Callee::Cast && C.Args.size() == 1)
+      return C.FuncName + "(" + factorShape(*C.Args[0]) + ")";
+  }
+  return "a computed value";
+}
+
+/// What decides which tile pass takes contraction N (tensor cores or not):
+/// the shapes of its product's factors that use a reduced index, sorted,
+/// and how many others stay in the sum (none when the factor rule takes
+/// them out). Siblings must agree, or one would take the other off the
+/// tensor cores.
+std::string productShape(const Node &N, bool FactorRule) {
+  std::vector<const ast::Expr *> Fs;
+  ast::productFactors(*N.S->Value, Fs);
+  std::vector<std::string> Bound;
+  unsigned Free = 0;
+  for (const ast::Expr *F : Fs) {
+    if (ast::usesIndex(*F, N.Reduced))
+      Bound.push_back(factorShape(*F));
+    else
+      ++Free;
+  }
+  llvm::sort(Bound);
+  std::string S = llvm::join(Bound, " * ");
+  if (Free && !FactorRule)
+    S += " and " + std::to_string(Free) + " factor(s) free of the reduced indices";
+  return S;
+}
+
 /// Why contraction S cannot join the launch of First (whose group has
 /// Members nodes), with which it shares the read Shared, or "".
 std::string joinRefusal(const KernelGraph &G, const Node &First, size_t Members, const Node &S,
-                        const Read &Shared) {
+                        const Read &Shared, bool FactorRule) {
   std::string Of = "'" + First.target() + "' (line " + std::to_string(First.Line) + ")";
   if (S.S->Op != ast::AssignOp::Add || First.S->Op != ast::AssignOp::Add)
     return "both must sum (+=)";
@@ -83,6 +120,10 @@ std::string joinRefusal(const KernelGraph &G, const Node &First, size_t Members,
       return "its operand '" + R.Tensor + "' is not " + dtypeName(Operand).str() + " as '" +
              Shared.Tensor + "' is";
   }
+  std::string Mine = productShape(S, FactorRule), Theirs = productShape(First, FactorRule);
+  if (Mine != Theirs)
+    return "its product (" + Mine + ") is not of the form of that of " + Of + " (" + Theirs +
+           "), so one tiling could not take both";
   if (Members >= MaxSiblings)
     return "the launch of " + Of + " already computes " + std::to_string(MaxSiblings) +
            " contractions";
@@ -92,7 +133,8 @@ std::string joinRefusal(const KernelGraph &G, const Node &First, size_t Members,
 } // namespace
 
 std::vector<SiblingGroup> findSiblings(const KernelGraph &G, const std::vector<bool> &Inlined,
-                                       std::vector<std::string> &Why, std::vector<bool> &Refused) {
+                                       bool FactorRule, std::vector<std::string> &Why,
+                                       std::vector<bool> &Refused) {
   std::vector<SiblingGroup> Groups;
   auto Note = [&](unsigned Id, const std::string &Text) {
     Why[Id] = (Why[Id].empty() ? "" : Why[Id] + "; ") + Text;
@@ -110,7 +152,8 @@ std::vector<SiblingGroup> findSiblings(const KernelGraph &G, const std::vector<b
         Shared = sharedOperand(G.Nodes[Gr.Others[I]], S);
       if (!Shared)
         continue;
-      std::string Refusal = joinRefusal(G, First, 1 + Gr.Others.size(), S, *Shared);
+      std::string Refusal =
+          joinRefusal(G, First, 1 + Gr.Others.size(), S, *Shared, FactorRule);
       if (!Refusal.empty()) {
         Note(S.Id, "keeps its own launch, though it reads " + readText(*Shared) + " as '" +
                        First.target() + "' does: " + Refusal);

@@ -15,6 +15,10 @@
 //     same subscripts with its indices renamed so;
 //   - it reads nothing written at or after the earlier one (it moves up
 //     to that launch);
+//   - its product has the form of the earlier one's (the same casts around
+//     the same dtypes, as many factors), so that one tiling takes both:
+//     tf32(X) * tf32(W) beside X * V would take the pair off the tensor
+//     cores;
 //   - the group has fewer than four members (each one's accumulators take
 //     registers in every thread).
 // The maps that read the group's results then form its epilogue as one
@@ -47,10 +51,12 @@ struct SiblingGroup {
 };
 
 /// The sibling groups of G; Inlined marks the nodes computed where they
-/// are read. Why gets the reason of each decision (appended to what is
-/// there), and Refused marks the refusals.
+/// are read, FactorRule whether factors free of the reduced indices leave
+/// the sums (graph/Fuse.h). Why gets the reason of each decision (appended
+/// to what is there), and Refused marks the refusals.
 std::vector<SiblingGroup> findSiblings(const KernelGraph &G, const std::vector<bool> &Inlined,
-                                       std::vector<std::string> &Why, std::vector<bool> &Refused);
+                                       bool FactorRule, std::vector<std::string> &Why,
+                                       std::vector<bool> &Refused);
 
 } // namespace tdsl::graph
 
