@@ -152,8 +152,7 @@ std::vector<SiblingGroup> findSiblings(const KernelGraph &G, const std::vector<b
         Shared = sharedOperand(G.Nodes[Gr.Others[I]], S);
       if (!Shared)
         continue;
-      std::string Refusal =
-          joinRefusal(G, First, 1 + Gr.Others.size(), S, *Shared, FactorRule);
+      std::string Refusal = joinRefusal(G, First, 1 + Gr.Others.size(), S, *Shared, FactorRule);
       if (!Refusal.empty()) {
         Note(S.Id, "keeps its own launch, though it reads " + readText(*Shared) + " as '" +
                        First.target() + "' does: " + Refusal);
