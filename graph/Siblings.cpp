@@ -126,7 +126,8 @@ std::string joinRefusal(const KernelGraph &G, const Node &First, size_t Members,
            "), so one tiling could not take both";
   if (Members >= MaxSiblings)
     return "the launch of " + Of + " already computes " + std::to_string(MaxSiblings) +
-           " contractions";
+           " contractions, the most whose accumulators fit beside each other in a thread's "
+           "registers";
   return "";
 }
 
