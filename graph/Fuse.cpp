@@ -146,6 +146,17 @@ void readsThrough(const KernelGraph &G, const Node &E, const std::vector<bool> &
   }
 }
 
+/// The nodes that read any of Members, in order.
+std::vector<unsigned> consumersOf(const KernelGraph &G, const std::vector<unsigned> &Members) {
+  std::vector<unsigned> Out;
+  for (unsigned M : Members)
+    for (unsigned C : G.Nodes[M].Consumers)
+      if (!llvm::is_contained(Out, C))
+        Out.push_back(C);
+  llvm::sort(Out);
+  return Out;
+}
+
 /// Why the maps reading the intermediates of contraction P and its
 /// siblings (Members, P first) cannot run on their accumulators, or ""
 /// when they all can: each must be a map of its own launch that reads them
@@ -155,13 +166,7 @@ std::string epilogueRefusal(const KernelGraph &G, const std::vector<unsigned> &M
                             const std::vector<bool> &Inlined) {
   const Node &P = G.Nodes[Members.front()];
   auto IsMember = [&](int Id) { return Id >= 0 && llvm::is_contained(Members, unsigned(Id)); };
-  std::vector<unsigned> Consumers;
-  for (unsigned M : Members)
-    for (unsigned CId : G.Nodes[M].Consumers)
-      if (!llvm::is_contained(Consumers, CId))
-        Consumers.push_back(CId);
-  llvm::sort(Consumers);
-  for (unsigned CId : Consumers) {
+  for (unsigned CId : consumersOf(G, Members)) {
     const Node &C = G.Nodes[CId];
     std::string Who = "'" + C.target() + "' (line " + std::to_string(C.Line) + ")";
     if (C.Class != NodeClass::Map || C.S->Op != ast::AssignOp::Assign)
@@ -264,13 +269,25 @@ FusionPlan planFusion(const KernelGraph &G, const FusionOptions &O) {
                      Red + ", and multiplies the sum by the " +
                      std::to_string(Fs.size() - Bound) + " others once per output";
     }
+  // Whether the epilogue rule applies to a contraction and its siblings
+  // (Members): "" if it does, else why not.
+  auto EpilogueWhyNot = [&](const std::vector<unsigned> &Members) -> std::string {
+    if (!O.Enabled || !O.Epilogue)
+      return "fuse_epilogue = off";
+    for (unsigned M : Members)
+      if (!G.Nodes[M].writesIntermediate())
+        return "'" + G.Nodes[M].target() + "' is an output";
+    if (consumersOf(G, Members).empty())
+      return "nothing reads their results";
+    return epilogueRefusal(G, Members, Inlined);
+  };
   // Siblings: contractions over one operand share the first one's launch.
   std::vector<int> SiblingOf(N, -1);
   std::vector<std::vector<unsigned>> MembersOf(N);
   for (const Node &Nd : G.Nodes)
     MembersOf[Nd.Id] = {Nd.Id};
   if (O.Enabled && O.Siblings)
-    for (const SiblingGroup &Gr : findSiblings(G, Inlined, O.Factor, P.Why, P.Refused))
+    for (const SiblingGroup &Gr : findSiblings(G, O.Factor, EpilogueWhyNot, P.Why, P.Refused))
       for (unsigned S : Gr.Others) {
         SiblingOf[S] = static_cast<int>(Gr.First);
         MembersOf[Gr.First].push_back(S);
@@ -285,7 +302,7 @@ FusionPlan planFusion(const KernelGraph &G, const FusionOptions &O) {
       const std::vector<unsigned> &Members = MembersOf[Nd.Id];
       if (Nd.Class != NodeClass::Contraction || SiblingOf[Nd.Id] >= 0 ||
           llvm::any_of(Members, [&](unsigned M) { return !G.Nodes[M].writesIntermediate(); }) ||
-          llvm::all_of(Members, [&](unsigned M) { return G.Nodes[M].Consumers.empty(); }))
+          consumersOf(G, Members).empty())
         continue;
       std::string Why = epilogueRefusal(G, Members, Inlined);
       if (!Why.empty()) {
@@ -295,13 +312,7 @@ FusionPlan planFusion(const KernelGraph &G, const FusionOptions &O) {
         continue;
       }
       std::string Maps;
-      std::vector<unsigned> Consumers;
-      for (unsigned M : Members)
-        for (unsigned C : G.Nodes[M].Consumers)
-          if (!llvm::is_contained(Consumers, C))
-            Consumers.push_back(C);
-      llvm::sort(Consumers);
-      for (unsigned C : Consumers) {
+      for (unsigned C : consumersOf(G, Members)) {
         EpilogueOf[C] = static_cast<int>(Nd.Id);
         P.Lower.Epilogues[Nd.target()].push_back(G.Nodes[C].S);
         P.Lower.InEpilogue.insert(G.Nodes[C].target());

@@ -55,16 +55,44 @@ const Read *sharedOperand(const Node &A, const Node &B) {
 }
 
 /// A factor of a product as the tile passes see it: the casts around a
-/// read ("tf32(f32)", "f16"), or "a computed value".
+/// read ("tf32(f32)", "f16"), or "a computed value". A cast to f32, f64 or
+/// i32 is the product's own widening (f32(X) * f32(W) is X * W), so it is
+/// no part of the form.
 std::string factorShape(const ast::Expr &E) {
   if (E.Kind == ast::ExprKind::Access)
     return dtypeName(static_cast<const ast::Access &>(E).Target->Type).str();
   if (E.Kind == ast::ExprKind::Call) {
     const auto &C = static_cast<const ast::Call &>(E);
-    if (C.Fn == ast::Callee::Cast && C.Args.size() == 1)
+    if (C.Fn == ast::Callee::Cast && C.Args.size() == 1) {
+      if (C.CastTo == DType::F32 || C.CastTo == DType::F64 || C.CastTo == DType::I32)
+        return factorShape(*C.Args[0]);
       return C.FuncName + "(" + factorShape(*C.Args[0]) + ")";
+    }
   }
   return "a computed value";
+}
+
+/// Why the tile passes would not take contraction N as a GEMM, so that
+/// siblings would leave it to a slower path, or "": they take output
+/// indices (batch..., m, n), one reduced index, and factors that each use
+/// it with exactly one of m and n (passes/ContractionMatch.h).
+std::string untileable(const Node &N) {
+  if (N.Domain.size() < 2)
+    return "it has fewer than two output indices (a GEMV: reduce-rows takes it alone)";
+  if (N.Reduced.size() != 1)
+    return "it reduces more than one index";
+  const std::string &M = N.Domain[N.Domain.size() - 2], &Nn = N.Domain.back();
+  for (const Read &R : N.Reads) {
+    if (!llvm::any_of(R.Map, [&](const ast::Affine &A) { return A.Coeffs.count(N.Reduced[0]); }))
+      continue;
+    auto Uses = [&](const std::string &I) {
+      return llvm::any_of(R.Map, [&](const ast::Affine &A) { return A.Coeffs.count(I) > 0; });
+    };
+    if (Uses(M) == Uses(Nn))
+      return "its operand " + readText(R) + " is not indexed by exactly one of " + M + " and " +
+             Nn + ", so it is no tile operand";
+  }
+  return "";
 }
 
 /// What decides which tile pass takes contraction N (tensor cores or not):
@@ -95,8 +123,11 @@ std::string productShape(const Node &N, bool FactorRule) {
 std::string joinRefusal(const KernelGraph &G, const Node &First, size_t Members, const Node &S,
                         const Read &Shared, bool FactorRule) {
   std::string Of = "'" + First.target() + "' (line " + std::to_string(First.Line) + ")";
-  if (S.S->Op != ast::AssignOp::Add || First.S->Op != ast::AssignOp::Add)
-    return "both must sum (+=)";
+  // (Both sum: a contraction's combiner is +=, graph/Graph.h.)
+  if (std::string Why = untileable(S); !Why.empty())
+    return Why;
+  if (std::string Why = untileable(First); !Why.empty())
+    return "of " + Of + ", " + Why;
   auto SameRanges = [&](const std::vector<std::string> &A, const std::vector<std::string> &B) {
     if (A.size() != B.size())
       return false;
@@ -133,31 +164,46 @@ std::string joinRefusal(const KernelGraph &G, const Node &First, size_t Members,
 
 } // namespace
 
-std::vector<SiblingGroup> findSiblings(const KernelGraph &G, const std::vector<bool> &Inlined,
-                                       bool FactorRule, std::vector<std::string> &Why,
-                                       std::vector<bool> &Refused) {
+std::vector<SiblingGroup>
+findSiblings(const KernelGraph &G, bool FactorRule,
+             const std::function<std::string(const std::vector<unsigned> &)> &EpilogueWhyNot,
+             std::vector<std::string> &Why, std::vector<bool> &Refused) {
   std::vector<SiblingGroup> Groups;
   auto Note = [&](unsigned Id, const std::string &Text) {
     Why[Id] = (Why[Id].empty() ? "" : Why[Id] + "; ") + Text;
   };
   for (const Node &S : G.Nodes) {
-    if (S.Class != NodeClass::Contraction || Inlined[S.Id])
+    if (S.Class != NodeClass::Contraction)
       continue;
+    std::string Refusal; // the first group's that S shares a read with
     bool Joined = false;
     for (SiblingGroup &Gr : Groups) {
-      const Node &First = G.Nodes[Gr.First];
-      // The operand shared with any member, renamed to the member's
-      // positions, which are the first's.
-      const Read *Shared = sharedOperand(First, S);
-      for (size_t I = 0; !Shared && I < Gr.Others.size(); ++I)
-        Shared = sharedOperand(G.Nodes[Gr.Others[I]], S);
+      // The operand shared with some member, renamed to its positions,
+      // which are the first's.
+      const Node *Sharer = &G.Nodes[Gr.First];
+      const Read *Shared = sharedOperand(*Sharer, S);
+      for (size_t I = 0; !Shared && I < Gr.Others.size(); ++I) {
+        Sharer = &G.Nodes[Gr.Others[I]];
+        Shared = sharedOperand(*Sharer, S);
+      }
       if (!Shared)
         continue;
-      std::string Refusal = joinRefusal(G, First, 1 + Gr.Others.size(), S, *Shared, FactorRule);
-      if (!Refusal.empty()) {
-        Note(S.Id, "keeps its own launch, though it reads " + readText(*Shared) + " as '" +
-                       First.target() + "' does: " + Refusal);
-        Refused[S.Id] = true;
+      const Node &First = G.Nodes[Gr.First];
+      std::string Why = joinRefusal(G, First, 1 + Gr.Others.size(), S, *Shared, FactorRule);
+      // Sharing the tile must not cost an epilogue the group, or S alone,
+      // would take.
+      std::vector<unsigned> Members = {Gr.First};
+      llvm::append_range(Members, Gr.Others);
+      std::vector<unsigned> With = Members;
+      With.push_back(S.Id);
+      if (Why.empty() && (EpilogueWhyNot(Members).empty() || EpilogueWhyNot({S.Id}).empty()))
+        if (std::string Lost = EpilogueWhyNot(With); !Lost.empty())
+          Why = "together, the maps reading their results would not be their epilogue (" + Lost +
+                "), and their results would be stored";
+      if (!Why.empty()) {
+        if (Refusal.empty())
+          Refusal = "keeps its own launch, though it reads " + readText(*Shared) + " as '" +
+                    Sharer->target() + "' does: " + Why;
         continue;
       }
       Gr.Others.push_back(S.Id);
@@ -166,8 +212,13 @@ std::vector<SiblingGroup> findSiblings(const KernelGraph &G, const std::vector<b
       Joined = true;
       break;
     }
-    if (!Joined)
-      Groups.push_back({S.Id, {}});
+    if (Joined)
+      continue;
+    Groups.push_back({S.Id, {}});
+    if (!Refusal.empty()) {
+      Note(S.Id, Refusal);
+      Refused[S.Id] = true;
+    }
   }
   llvm::erase_if(Groups, [](const SiblingGroup &Gr) { return Gr.Others.empty(); });
   for (const SiblingGroup &Gr : Groups) {

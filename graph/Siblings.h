@@ -9,10 +9,14 @@
 // are computed in one launch, the first one's: each keeps its own
 // accumulators, and the operand they share (X[t, d]) is staged once for
 // all of them. A later contraction joins an earlier one when
-//   - both sum (`+=`) over output and reduced indices of the same ranges,
-//     position by position (u's t and f are g's t and f, its d g's d);
-//   - one of its reads is one of the earlier one's, the same tensor at the
-//     same subscripts with its indices renamed so;
+//   - both are GEMMs the tile passes take (output indices batch..., m, n;
+//     one reduced index k; each factor using k with exactly one of m and
+//     n), over output and reduced indices of the same ranges, position by
+//     position (u's t and f are g's t and f, its d g's d);
+//   - one of its reads is one of a member's, the same tensor at the same
+//     subscripts with its indices renamed so;
+//   - its result has the first one's dtype, and each of its factors that
+//     uses k has the shared operand's;
 //   - it reads nothing written at or after the earlier one (it moves up
 //     to that launch);
 //   - its product has the form of the earlier one's (the same casts around
@@ -24,7 +28,10 @@
 // The maps that read the group's results then form its epilogue as one
 // contraction's do (every member's result at the group's own element),
 // computed on all the accumulators: g * sigmoid(g) * u needs no
-// temporary. A contraction that shares a read but cannot join says why.
+// temporary. A contraction does not join when the group's epilogue would
+// then be refused though the group, or the contraction alone, would take
+// one: sharing a tile never costs a stored result. A contraction that shares a read at the
+// same positions but cannot join says why.
 //
 // Knob: `fuse_siblings = off` keeps each contraction in its own launch.
 //
@@ -36,6 +43,7 @@
 
 #include "graph/Graph.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -50,13 +58,15 @@ struct SiblingGroup {
   std::vector<unsigned> Others;
 };
 
-/// The sibling groups of G; Inlined marks the nodes computed where they
-/// are read, FactorRule whether factors free of the reduced indices leave
-/// the sums (graph/Fuse.h). Why gets the reason of each decision (appended
-/// to what is there), and Refused marks the refusals.
-std::vector<SiblingGroup> findSiblings(const KernelGraph &G, const std::vector<bool> &Inlined,
-                                       bool FactorRule, std::vector<std::string> &Why,
-                                       std::vector<bool> &Refused);
+/// The sibling groups of G; FactorRule says whether factors free of the
+/// reduced indices leave the sums (graph/Fuse.h), and EpilogueWhyNot of a
+/// contraction and its siblings is "" when the epilogue rule takes the
+/// maps reading their results, else why not. Why gets the reason of each
+/// decision (appended to what is there), and Refused marks the refusals.
+std::vector<SiblingGroup>
+findSiblings(const KernelGraph &G, bool FactorRule,
+             const std::function<std::string(const std::vector<unsigned> &)> &EpilogueWhyNot,
+             std::vector<std::string> &Why, std::vector<bool> &Refused);
 
 } // namespace tdsl::graph
 
