@@ -416,6 +416,10 @@ struct Func {
   /// (tdslc --arch; the lowest of a list): what the passes may use, such as
   /// tensor cores from 80 on. A property of the compilation, not printed.
   unsigned MinSM = 90;
+  /// The least shared memory a block may opt into on those GPUs (bytes;
+  /// sm_90's unless tdslc --arch names others): what a pass that sizes
+  /// shared tiles itself must stay within. Not printed either.
+  int64_t MaxSharedBytes = 227 * 1024;
   Stmt Body;
   const Buffer *findParam(llvm::StringRef Name) const;
 };

@@ -1,6 +1,8 @@
 //===- ContractionStaging.cpp - One operand of a CUDA-core contraction ---===//
 #include "passes/ContractionStaging.h"
 
+#include <algorithm>
+
 namespace tdsl {
 
 using namespace ir;
@@ -147,6 +149,41 @@ Stmt CoreOperandStage::storeNext(NameTable &Names, const ContractionSchedule &S,
   if (CC.Guard)
     Body = ifThen(CC.Guard, Body, nullptr, Line);
   return forLoop(C, c(0), c(Copies / Run), ForKind::Serial, Body, Line);
+}
+
+std::string fitSiblings(const Func &F, size_t Accs, const std::vector<CoreOperandStage> &Ops,
+                        ContractionSchedule &S) {
+  if (Accs > 1 && !findKnob(F, "thread_tile")) {
+    size_t RowOps = std::count_if(Ops.begin(), Ops.end(),
+                                  [](const CoreOperandStage &O) { return O.RowSide; });
+    bool Rows = RowOps > Ops.size() - RowOps, Block = !findKnob(F, "block_tile");
+    // A pinned block tile keeps its size and takes more threads, if it can.
+    auto Halve = [&](bool R) {
+      int64_t &T = R ? S.ThreadM : S.ThreadN, &B = R ? S.BlockM : S.BlockN;
+      if (T <= 4 || (!Block && S.threads() * (T / 4) > 1024))
+        return;
+      if (Block)
+        B = B * 4 / T;
+      T = 4;
+    };
+    Halve(Rows);
+    if (Accs >= 4)
+      Halve(!Rows);
+  }
+  // (Padding adds at most a few elements per row: 16 leaves room.)
+  auto TileBytes = [&] {
+    int64_t B = 0;
+    for (const CoreOperandStage &O : Ops)
+      B += S.Stages * S.TileK * ((O.RowSide ? S.BlockM : S.BlockN) + 16) * dtypeBytes(O.Type);
+    return B;
+  };
+  if (TileBytes() > F.MaxSharedBytes && S.Stages > 1 && !findKnob(F, "stages"))
+    S.Stages = 1;
+  if (TileBytes() <= F.MaxSharedBytes)
+    return "";
+  return "the shared tiles of its " + std::to_string(Ops.size()) + " operands need " +
+         std::to_string(TileBytes()) + " bytes; the target allows " +
+         std::to_string(F.MaxSharedBytes);
 }
 
 } // namespace tdsl

@@ -63,6 +63,16 @@ struct CoreOperandStage {
                      const ir::Expr &Stage, unsigned Line) const;
 };
 
+/// Schedule S fitted to a nest of Accs accumulators (siblings) staging
+/// Ops: unless the thread tile is pinned, a thread keeps 8x4 outputs of
+/// each (4x4 from four on; 64 accumulator registers for two, 96 for
+/// three), along the side with more distinct operands first, and the
+/// block tile shrinks with it unless pinned (else it takes more threads);
+/// then, unless stages are pinned, one stage when two would not fit the
+/// target's shared memory. "" if the tiles fit, else why not.
+std::string fitSiblings(const ir::Func &F, size_t Accs, const std::vector<CoreOperandStage> &Ops,
+                        ContractionSchedule &S);
+
 } // namespace tdsl
 
 #endif // TDSL_PASSES_CONTRACTIONSTAGING_H

@@ -162,26 +162,9 @@ Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
     Bytes = std::max<int64_t>(Bytes, dtypeBytes(O.Type));
   S = contractionSchedule(F, Bytes);
   unsigned Line = Nest->SrcLine;
-  // Siblings (several accumulators) keep a thread's accumulator registers
-  // near one GEMM's 8x8: 8x4 outputs each, 4x4 from four on, unless the
-  // tiles are pinned.
-  size_t Q = Contraction.Accs.size();
-  if (Q > 1 && !findKnob(F, "block_tile") && !findKnob(F, "thread_tile")) {
-    S.ThreadN = 4;
-    S.BlockN = 64;
-    if (Q >= 4) {
-      S.ThreadM = 4;
-      S.BlockM = 64;
-    }
-  }
-  int64_t TileBytes = 0;
-  for (const CoreOperandStage &O : Ops)
-    TileBytes += S.Stages * S.TileK * ((O.RowSide ? S.BlockM : S.BlockN) + 16) * dtypeBytes(O.Type);
-  if (TileBytes > 227 * 1024) {
-    remark("tile-contraction", Line,
-           "the shared tiles of its " + std::to_string(Ops.size()) + " operands need " +
-               std::to_string(TileBytes) + " bytes, more than a block has; left to the passes "
-               "after it");
+  // Siblings' tiles, and shared tiles that fit the target.
+  if (std::string Why = fitSiblings(F, Contraction.Accs.size(), Ops, S); !Why.empty()) {
+    remark("tile-contraction", Line, Why + "; left to the passes after it");
     return Nest;
   }
 

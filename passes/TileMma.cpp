@@ -42,7 +42,7 @@ private:
                "; left to the passes after it");
     return false;
   }
-  Stmt loadBoth(int64_t Buf, const Expr &Stage, int64_t KK) {
+  Stmt loadAll(int64_t Buf, const Expr &Stage, int64_t KK) {
     std::vector<Stmt> Out;
     for (const MmaOperandStage &O : Sides)
       Out.push_back(O.loadFragments(Names, S, Lane, c(Buf), Stage, c(KK), Line));
@@ -51,7 +51,7 @@ private:
   Stmt mmas(const Expr &Buf);
   /// Every operand's copy of k tile KTile into stage Stage: cp.async if
   /// Wide (all aligned), else guarded element copies.
-  Stmt copyBoth(const Expr &KTile, const Expr &Stage, bool Wide) {
+  Stmt copyAll(const Expr &KTile, const Expr &Stage, bool Wide) {
     std::vector<Stmt> Out;
     for (const MmaOperandStage &O : Sides)
       Out.push_back(O.copy(Names, S, TX, KTile, Stage, Wide, Line));
@@ -91,12 +91,12 @@ Stmt MmaTiler::pipelinedLoop(const Expr &Tiles, bool Wide) {
   std::string Pro = Names.fresh("s");
   Out.push_back(unrolled(
       Pro, St - 1,
-      block({ifThen(lt(var(Pro), Tiles), copyBoth(var(Pro), var(Pro), Wide), nullptr, Line),
+      block({ifThen(lt(var(Pro), Tiles), copyAll(var(Pro), var(Pro), Wide), nullptr, Line),
              Commit()}),
       Line));
   Out.push_back(Wait(St - 2));
   Out.push_back(barrier(Line));
-  Out.push_back(ifThen(lt(c(0), Tiles), loadBoth(0, c(0), 0), nullptr, Line));
+  Out.push_back(ifThen(lt(c(0), Tiles), loadAll(0, c(0), 0), nullptr, Line));
   std::string Cur = Names.fresh("stage"), Nxt = Names.fresh("next");
   Expr HasNext = lt(add(var(KT), c(1)), Tiles);
   std::vector<Stmt> Iter;
@@ -106,13 +106,13 @@ Stmt MmaTiler::pipelinedLoop(const Expr &Tiles, bool Wide) {
       Iter.push_back(barrier(Line));
     }
     if (K + 1 < Steps)
-      Iter.push_back(loadBoth((K + 1) % 2, var(Cur), K + 1));
+      Iter.push_back(loadAll((K + 1) % 2, var(Cur), K + 1));
     else
-      Iter.push_back(ifThen(HasNext, loadBoth(0, var(Nxt), 0), nullptr, Line));
+      Iter.push_back(ifThen(HasNext, loadAll(0, var(Nxt), 0), nullptr, Line));
     if (K == 0) {
       Expr Fill = add(var(KT), c(St - 1));
       Iter.push_back(
-          ifThen(lt(Fill, Tiles), copyBoth(Fill, imod(Fill, c(St)), Wide), nullptr, Line));
+          ifThen(lt(Fill, Tiles), copyAll(Fill, imod(Fill, c(St)), Wide), nullptr, Line));
       Iter.push_back(Commit());
     }
     Iter.push_back(mmas(c(K % 2)));
@@ -148,22 +148,39 @@ Stmt MmaTiler::tile(const Stmt &Nest, std::vector<Knob> &) {
   if (!N.Batch.empty() && !findKnob(F, "warp_tile") && S.WarpN > 32 && S.BlockN % 32 == 0)
     S.WarpN = 32;
   // Siblings: each warp holds its WarpM x WarpN outputs of every
-  // accumulator. Unless a tile is pinned, the warp's columns shrink so that
-  // together they take about one warp tile's registers, and the block's
-  // columns with them (the same warps, the same shared bytes per stage).
+  // accumulator. Unless the warp tile is pinned, it shrinks so that
+  // together they take about one warp tile's registers, along the side
+  // with more distinct operands (A1 . B and A2 . B shrink the rows); so
+  // does the block tile unless pinned (the same warps, smaller shared
+  // tiles), else the block gets more warps.
   const int64_t Accs = static_cast<int64_t>(N.Accs.size());
-  if (Accs > 1 && !findKnob(F, "warp_tile") && !findKnob(F, "block_tile")) {
-    int64_t W = std::max<int64_t>(16, S.WarpN / Accs / 16 * 16);
-    S.BlockN = S.BlockN / S.WarpN * W;
-    S.WarpN = W;
+  if (Accs > 1 && !findKnob(F, "warp_tile")) {
+    int64_t RowSides = std::count_if(Sides.begin(), Sides.end(),
+                                     [](const MmaOperandStage &O) { return O.IsA; });
+    bool Rows = RowSides > static_cast<int64_t>(Sides.size()) - RowSides;
+    int64_t &WX = Rows ? S.WarpM : S.WarpN, &BX = Rows ? S.BlockM : S.BlockN;
+    int64_t W = std::max<int64_t>(16, WX / Accs / 16 * 16);
+    bool Block = !findKnob(F, "block_tile");
+    if (Block || S.threads() / WX * W <= 1024) {
+      if (Block)
+        BX = BX / WX * W;
+      WX = W;
+    }
   }
-  int64_t TileBytes = 0;
-  for (const MmaOperandStage &O : Sides)
-    TileBytes += S.Stages * S.TileK * (O.IsA ? S.BlockM : S.BlockN) * dtypeBytes(O.Op->Type);
-  if (TileBytes > 227 * 1024) {
+  // The shared tiles must fit the target (siblings stage more than two):
+  // fewer stages unless pinned, else the nest is left to the passes after.
+  auto TileBytes = [&] {
+    int64_t B = 0;
+    for (const MmaOperandStage &O : Sides)
+      B += S.Stages * S.TileK * (O.IsA ? S.BlockM : S.BlockN) * dtypeBytes(O.Op->Type);
+    return B;
+  };
+  while (TileBytes() > F.MaxSharedBytes && S.Stages > 2 && !findKnob(F, "stages"))
+    --S.Stages;
+  if (TileBytes() > F.MaxSharedBytes) {
     decline(Nest, "the shared tiles of its " + std::to_string(Sides.size()) + " operands need " +
-                      std::to_string(TileBytes) + " bytes (" + std::to_string(S.Stages) +
-                      " stages), more than a block has");
+                      std::to_string(TileBytes()) + " bytes (" + std::to_string(S.Stages) +
+                      " stages); the target allows " + std::to_string(F.MaxSharedBytes));
     return Nest;
   }
 
@@ -202,7 +219,7 @@ Stmt MmaTiler::tile(const Stmt &Nest, std::vector<Knob> &) {
   auto Compute = [&](const Expr &Stage) {
     std::vector<Stmt> Out;
     for (int64_t K = 0; K < Steps; ++K) {
-      Out.push_back(loadBoth(0, Stage, K));
+      Out.push_back(loadAll(0, Stage, K));
       Out.push_back(mmas(c(0)));
     }
     return block(std::move(Out));
@@ -215,7 +232,7 @@ Stmt MmaTiler::tile(const Stmt &Nest, std::vector<Knob> &) {
       // Synchronous copies into one stage, a barrier on each side.
       return forLoop(
           KT, c(0), Tiles, ForKind::Serial,
-          block({copyBoth(var(KT), c(0), false), barrier(Line), Compute(c(0)), barrier(Line)}),
+          block({copyAll(var(KT), c(0), false), barrier(Line), Compute(c(0)), barrier(Line)}),
           Line);
     }
     // The ring of stages, fragments loaded step by step: wait for tile kt,
@@ -226,12 +243,12 @@ Stmt MmaTiler::tile(const Stmt &Nest, std::vector<Knob> &) {
     return block(
         {unrolled(
              St, S.Stages - 1,
-             block({ifThen(lt(var(St), Tiles), copyBoth(var(St), var(St), Wide), nullptr, Line),
+             block({ifThen(lt(var(St), Tiles), copyAll(var(St), var(St), Wide), nullptr, Line),
                     Commit()}),
              Line),
          forLoop(KT, c(0), Tiles, ForKind::Serial,
                  block({Wait(static_cast<unsigned>(S.Stages - 2)), barrier(Line),
-                        ifThen(lt(Next, Tiles), copyBoth(Next, imod(Next, c(S.Stages)), Wide),
+                        ifThen(lt(Next, Tiles), copyAll(Next, imod(Next, c(S.Stages)), Wide),
                                nullptr, Line),
                         Commit(), Compute(imod(var(KT), c(S.Stages)))}),
                  Line),

@@ -317,11 +317,15 @@ std::optional<ir::Module> compileToIR(const ast::Module &M,
   ir::Module IR = lowerModule(
       M, LineOf, graph::planModule(M, LineOf, FusionKnobs));
   unsigned MinSM = ~0u;
-  for (StringRef A : Archs)
+  int64_t MaxShared = INT64_MAX;
+  for (StringRef A : Archs) {
     MinSM = std::min(MinSM, parseCudaArch(A));
+    MaxShared = std::min(MaxShared, archLimits(parseCudaArch(A)).MaxSharedBytes);
+  }
   for (ir::Func &F : IR.Funcs) {
     llvm::append_range(F.Schedule, CommandLineKnobs);
     F.MinSM = MinSM;
+    F.MaxSharedBytes = MaxShared;
   }
   PassManager PM(Pipeline, passManagerOptions(), "tdslc");
   PassManagerStatus Status = PM.run(IR, "lower");
