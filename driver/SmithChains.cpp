@@ -130,7 +130,7 @@ void ChainGenerator::epilogue(bool Fuse) {
 void ChainGenerator::siblings(bool Fuse) {
   std::string Tn = size("T", MatDims), D = size("D", MatDims), F = size("F", MatDims);
   DType T = matmulType();
-  bool Share = chance(0.5); // the shared operand: X (rows) or W (columns)
+  bool Share = chance(0.5); // W1 is shared (u = X2 . W1), else X (u = X . W2)
   Expr X = operand("X", T, "t", Tn, D);
   Expr W1 = operand("W1", T, "f", F, D);
   if (Fuse) {

@@ -284,7 +284,12 @@ Outcome checkInProcess(const std::string &Text, const RunSpec &Spec) {
   // The launches the program states it must have (the chains flavour),
   // against the fusion stage's plan under the default options.
   if (size_t At = Text.find("# launches: "); At != std::string::npos) {
-    unsigned Want = std::stoul(Text.substr(At + 12));
+    unsigned Want = 0;
+    if (StringRef(Text).substr(At + 12).split('\n').first.trim().getAsInteger(10, Want)) {
+      O.Ok = false;
+      O.Signature = "rejected: a '# launches:' line without a count";
+      return O;
+    }
     const ast::Kernel &K = *M->Kernels.front();
     auto LineOf = [&](SMLoc L) { return DE.lineOf(L); };
     graph::KernelGraph G = graph::buildGraph(K, LineOf);
