@@ -1,6 +1,8 @@
 //===- MmaMatch.cpp - A contraction as the tensor cores take it -----------===//
 #include "passes/MmaMatch.h"
 
+#include "llvm/ADT/StringExtras.h"
+
 #include <functional>
 #include <optional>
 #include <string>
@@ -124,6 +126,47 @@ bool matchMma(const Stmt &Nest, const char *Pass, bool On, MmaContraction &Out) 
     Sd.FragType = Out.FragType;
   }
   return true;
+}
+
+std::string fragmentNote(const std::vector<MmaOperandStage> &Sides, size_t A, size_t B,
+                         const MmaSchedule &S) {
+  const MmaOperandStage &SA = Sides[A], &SB = Sides[B];
+  bool LdA = SA.usesLdMatrix(S), LdB = SB.usesLdMatrix(S);
+  if (Sides.size() > 2) {
+    // Siblings: each operand by name.
+    std::vector<std::string> Trans, PerElement;
+    for (const MmaOperandStage &O : Sides) {
+      const std::string &Name = static_cast<const LoadNode &>(*O.Op->Load).Buffer;
+      if (!O.usesLdMatrix(S))
+        PerElement.push_back(Name);
+      else if (!O.Op->KFastest)
+        Trans.push_back(Name);
+    }
+    std::string Out = "; fragments by ldmatrix";
+    if (!Trans.empty())
+      Out += " (.trans for " + llvm::join(Trans, ", ") + ": the contiguous index is not k)";
+    if (!PerElement.empty())
+      Out = PerElement.size() == Sides.size()
+                ? "; fragments by one shared load per element"
+                : Out + ", those of " + llvm::join(PerElement, ", ") +
+                      " by one shared load per element";
+    return Out;
+  }
+  bool TransA = LdA && !SA.Op->KFastest, TransB = LdB && !SB.Op->KFastest;
+  if (LdA && LdB)
+    return "; fragments by ldmatrix" +
+           std::string(TransA || TransB ? std::string(" (.trans for ") + (TransA ? "A" : "") +
+                                              (TransA && TransB ? " and " : "") +
+                                              (TransB ? "B" : "") +
+                                              ": the contiguous index is not k)"
+                                        : "");
+  if (!S.LdMatrix)
+    return "; fragments by one shared load per element";
+  return std::string("; ") +
+         (LdA   ? "A's fragments by ldmatrix, B's"
+          : LdB ? "B's fragments by ldmatrix, A's"
+                : "fragments") +
+         " by one shared load per element (ldmatrix.trans moves only 16-bit elements)";
 }
 
 } // namespace tdsl

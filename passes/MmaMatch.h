@@ -49,6 +49,13 @@ struct MmaContraction {
 /// when On.
 bool matchMma(const ir::Stmt &Nest, const char *Pass, bool On, MmaContraction &Out);
 
+/// How the fragments of Sides are loaded, for tile-mma's note: by
+/// ldmatrix (naming the operands that take .trans: "A", "B", or with
+/// siblings their tensors), or one shared load per element, and why. A and
+/// B are the sides of the first accumulator's product.
+std::string fragmentNote(const std::vector<MmaOperandStage> &Sides, size_t A, size_t B,
+                         const MmaSchedule &S);
+
 } // namespace tdsl
 
 #endif // TDSL_PASSES_MMAMATCH_H

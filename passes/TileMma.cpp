@@ -334,27 +334,7 @@ Stmt MmaTiler::tile(const Stmt &Nest, std::vector<Knob> &) {
         letStmt(TM, idiv(var(PID), ColsT), letStmt(TN, imod(var(PID), ColsT), Launch, Line), Line);
   }
   Launch = bindFlatIndex(N.Batch, var(BZ), Launch);
-  // How the fragments are loaded, for the note.
-  // (Of the first accumulator's operands: a sibling's may differ.)
-  const MmaOperandStage &SA = Sides[Products[0].A], &SB = Sides[Products[0].B];
-  bool LdA = SA.usesLdMatrix(S), LdB = SB.usesLdMatrix(S);
-  bool TransA = LdA && !SA.Op->KFastest, TransB = LdB && !SB.Op->KFastest;
-  std::string Ways;
-  if (LdA && LdB)
-    Ways =
-        "; fragments by ldmatrix" +
-        std::string(TransA || TransB ? std::string(" (.trans for ") + (TransA ? "A" : "") +
-                                           (TransA && TransB ? " and " : "") + (TransB ? "B" : "") +
-                                           ": the contiguous index is not k)"
-                                     : "");
-  else if (!S.LdMatrix)
-    Ways = "; fragments by one shared load per element";
-  else
-    Ways = std::string("; ") +
-           (LdA   ? "A's fragments by ldmatrix, B's"
-            : LdB ? "B's fragments by ldmatrix, A's"
-                  : "fragments") +
-           " by one shared load per element (ldmatrix.trans moves only 16-bit elements)";
+  std::string Ways = fragmentNote(Sides, Products[0].A, Products[0].B, S);
   std::string Note =
       "[tile-mma] tensor cores (mma.sync " + mmaShapeName(Shape).str() + ", " +
       dtypeName(FragType).str() + " in, " + dtypeName(N.acc().Type).str() +
