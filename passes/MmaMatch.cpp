@@ -146,20 +146,19 @@ std::string fragmentNote(const std::vector<MmaOperandStage> &Sides, size_t A, si
     if (!Trans.empty())
       Out += " (.trans for " + llvm::join(Trans, ", ") + ": the contiguous index is not k)";
     if (!PerElement.empty())
-      Out = PerElement.size() == Sides.size()
-                ? "; fragments by one shared load per element"
-                : Out + ", those of " + llvm::join(PerElement, ", ") +
-                      " by one shared load per element";
+      Out = PerElement.size() == Sides.size() ? "; fragments by one shared load per element"
+                                              : Out + ", those of " + llvm::join(PerElement, ", ") +
+                                                    " by one shared load per element";
     return Out;
   }
   bool TransA = LdA && !SA.Op->KFastest, TransB = LdB && !SB.Op->KFastest;
   if (LdA && LdB)
     return "; fragments by ldmatrix" +
-           std::string(TransA || TransB ? std::string(" (.trans for ") + (TransA ? "A" : "") +
-                                              (TransA && TransB ? " and " : "") +
-                                              (TransB ? "B" : "") +
-                                              ": the contiguous index is not k)"
-                                        : "");
+           std::string(TransA || TransB
+                           ? std::string(" (.trans for ") + (TransA ? "A" : "") +
+                                 (TransA && TransB ? " and " : "") + (TransB ? "B" : "") +
+                                 ": the contiguous index is not k)"
+                           : "");
   if (!S.LdMatrix)
     return "; fragments by one shared load per element";
   return std::string("; ") +
