@@ -37,26 +37,17 @@ void printGraph(const KernelGraph &G, const FusionPlan &P, llvm::raw_ostream &OS
     const Node &R = G.Nodes[Gr.Root];
     OS << "    group " << I << ": node " << Gr.Root << " " << R.target() << " ("
        << nodeClassName(R.Class) << ")";
-    if (!Gr.Siblings.empty()) {
-      OS << ", its siblings";
-      for (unsigned S : Gr.Siblings)
-        OS << " node " << S << " " << G.Nodes[S].target();
-    }
-    if (!Gr.Epilogue.empty()) {
-      OS << ", its epilogue";
-      for (unsigned E : Gr.Epilogue)
-        OS << " node " << E << " " << G.Nodes[E].target();
-    }
-    if (!Gr.Chain.empty()) {
-      OS << ", its row chain";
-      for (unsigned C : Gr.Chain)
-        OS << " node " << C << " " << G.Nodes[C].target();
-    }
-    if (!Gr.Inlined.empty()) {
-      OS << ", computing inside it";
-      for (unsigned In : Gr.Inlined)
-        OS << " node " << In << " " << G.Nodes[In].target();
-    }
+    auto Nodes = [&](const char *What, const std::vector<unsigned> &Ids) {
+      if (Ids.empty())
+        return;
+      OS << ", " << What;
+      for (unsigned Id : Ids)
+        OS << " node " << Id << " " << G.Nodes[Id].target();
+    };
+    Nodes("its siblings", Gr.Siblings);
+    Nodes("its epilogue", Gr.Epilogue);
+    Nodes("its row chain", Gr.Chain);
+    Nodes("computing inside it", Gr.Inlined);
     OS << "\n";
   }
   bool Any = false;
