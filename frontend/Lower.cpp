@@ -174,6 +174,22 @@ private:
     return N;
   }
 
+  /// X (an Expr or a Stmt) with each index From[I] replaced by To[I], all
+  /// at once: through fresh names (From[I] + Suffix) first, since a To may
+  /// use a name in From.
+  template <typename T>
+  T renamed(T X, const std::vector<std::string> &From, const std::vector<Expr> &To,
+            const std::string &Suffix) {
+    std::vector<std::string> Fresh;
+    for (const std::string &F : From) {
+      Fresh.push_back(freshName(F + Suffix));
+      X = substitute(X, F, var(Fresh.back()));
+    }
+    for (size_t I = 0; I < Fresh.size(); ++I)
+      X = substitute(X, Fresh[I], To[I]);
+    return X;
+  }
+
   /// Rank-0 intermediates are stored as one-element buffers.
   static bool isScalarTemp(const ast::Tensor &T) {
     return T.Role == ast::TensorRole::Intermediate && T.Shape.empty();
@@ -263,16 +279,12 @@ private:
       Stmt L = CopyStores(RowCopy).mutate(lowerStmt(*M));
       for (size_t D = 0; D < Rows; ++D)
         L = static_cast<const ForNode &>(*L).Body;
-      // Through fresh names first: a column index may be called as one of
-      // the first statement's rows.
-      std::vector<std::string> Fresh;
-      for (size_t D = 0; D < Rows; ++D) {
-        Fresh.push_back(freshName(M->Indices[D] + "_row"));
-        L = substitute(L, M->Indices[D], var(Fresh.back()));
-      }
+      // (A column index may be called as one of the first statement's rows.)
+      std::vector<std::string> From(M->Indices.begin(), M->Indices.begin() + Rows);
+      std::vector<Expr> To;
       for (size_t D = 0; D < Rows; ++D)
-        L = substitute(L, Fresh[D], var(First.Indices[D]));
-      Body.push_back(L);
+        To.push_back(var(First.Indices[D]));
+      Body.push_back(renamed(L, From, To, "_row"));
     }
     RowLocal = nullptr;
     Recompute = nullptr;
@@ -328,14 +340,9 @@ private:
             Rename[A.AffineSubs[D].Coeffs.begin()->first] = S.Indices[D];
       });
       std::vector<Expr> Idx;
-      std::vector<std::pair<std::string, std::string>> Fresh;
-      for (const std::string &I : C->Indices) {
-        Fresh.push_back({freshName(I + "_epi"), Rename.at(I)});
-        V = substitute(V, I, var(Fresh.back().first));
+      for (const std::string &I : C->Indices)
         Idx.push_back(var(Rename.at(I)));
-      }
-      for (const auto &[F, To] : Fresh)
-        V = substitute(V, F, var(To));
+      V = renamed(V, C->Indices, Idx, "_epi");
       Out.push_back(store(T.Name, storageIndices(T, Idx), V, LineOf(C->Loc)));
     }
     EpilogueValues.clear();
@@ -382,23 +389,16 @@ private:
       Result = binary(BinaryOp::Mul, AccRef, as(Acc, Out));
     }
     if (&S != &Into) {
-      // Through fresh names first: a sibling's index may be called as one
-      // of Into's.
-      std::vector<std::pair<std::string, std::string>> Names;
-      for (size_t D = 0; D < S.Indices.size(); ++D)
-        Names.push_back({S.Indices[D], Into.Indices[D]});
-      for (size_t D = 0; D < S.Reduced.size(); ++D)
-        Names.push_back({S.Reduced[D], Into.Reduced[D]});
-      std::vector<std::string> Fresh;
-      for (const auto &[From, To] : Names) {
-        Fresh.push_back(freshName(From + "_sib"));
-        Term = substitute(Term, From, var(Fresh.back()));
-        Result = substitute(Result, From, var(Fresh.back()));
-      }
-      for (size_t I = 0; I < Names.size(); ++I) {
-        Term = substitute(Term, Fresh[I], var(Names[I].second));
-        Result = substitute(Result, Fresh[I], var(Names[I].second));
-      }
+      // By position (a sibling's index may be called as one of Into's).
+      std::vector<std::string> From = S.Indices;
+      llvm::append_range(From, S.Reduced);
+      std::vector<Expr> To;
+      for (const std::string &I : Into.Indices)
+        To.push_back(var(I));
+      for (const std::string &I : Into.Reduced)
+        To.push_back(var(I));
+      Term = renamed(Term, From, To, "_sib");
+      Result = renamed(Result, From, To, "_sib");
     }
     Accumulation A;
     A.Buf.Name = AccName;
@@ -469,16 +469,9 @@ private:
     if (inlined(T) || (Recompute && Recompute->count(T.Name))) {
       const ast::Stmt &D = *T.Definition;
       Expr V = cast(T.Type, lowerAs(T.Type, *D.Value));
-      // The map's indices become the reader's subscripts, through fresh
-      // names first: a subscript may use a name the map also uses.
-      std::vector<std::string> Fresh;
-      for (const std::string &I : D.Indices) {
-        Fresh.push_back(freshName(I + "_in"));
-        V = substitute(V, I, var(Fresh.back()));
-      }
-      for (size_t I = 0; I < Fresh.size(); ++I)
-        V = substitute(V, Fresh[I], Idx[I]);
-      return V;
+      // The map's indices become the reader's subscripts (which may use a
+      // name the map also uses).
+      return renamed(V, D.Indices, Idx, "_in");
     }
     if (auto Copy = RowCopy.find(T.Name); Copy != RowCopy.end())
       return load(T.Type, Copy->second, {intImm(0)}); // an output of the row chain, held

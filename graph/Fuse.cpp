@@ -198,16 +198,23 @@ FusionPlan planFusion(const KernelGraph &G, const FusionOptions &O) {
                      Red + ", and multiplies the sum by the " +
                      std::to_string(Fs.size() - Bound) + " others once per output";
     }
-  // Whether the epilogue rule applies to a contraction and its siblings
-  // (Members): "" if it does, else why not.
-  auto EpilogueWhyNot = [&](const std::vector<unsigned> &Members) -> std::string {
-    if (!O.Enabled || !O.Epilogue)
-      return "fuse_epilogue = off";
+  // Why the epilogue rule has nothing to ask of a contraction and its
+  // siblings (Members), or "": each must write an intermediate that
+  // something reads.
+  auto NotAsked = [&](const std::vector<unsigned> &Members) -> std::string {
     for (unsigned M : Members)
       if (!G.Nodes[M].writesIntermediate())
         return "'" + G.Nodes[M].target() + "' is an output";
     if (consumersOf(G, Members).empty())
       return "nothing reads their results";
+    return "";
+  };
+  // Whether the epilogue rule applies to them: "" if it does, else why not.
+  auto EpilogueWhyNot = [&](const std::vector<unsigned> &Members) -> std::string {
+    if (!O.Enabled || !O.Epilogue)
+      return "fuse_epilogue = off";
+    if (std::string Why = NotAsked(Members); !Why.empty())
+      return Why;
     return epilogueRefusal(G, Members, Inlined);
   };
   // Siblings: contractions over one operand share the first one's launch.
@@ -230,8 +237,7 @@ FusionPlan planFusion(const KernelGraph &G, const FusionOptions &O) {
     for (const Node &Nd : G.Nodes) {
       const std::vector<unsigned> &Members = MembersOf[Nd.Id];
       if (Nd.Class != NodeClass::Contraction || SiblingOf[Nd.Id] >= 0 ||
-          llvm::any_of(Members, [&](unsigned M) { return !G.Nodes[M].writesIntermediate(); }) ||
-          consumersOf(G, Members).empty())
+          !NotAsked(Members).empty())
         continue;
       std::string Why = epilogueRefusal(G, Members, Inlined);
       if (!Why.empty()) {

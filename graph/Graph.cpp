@@ -29,6 +29,12 @@ std::string readText(const Read &R) {
   return S + "]";
 }
 
+bool usesAny(const std::vector<Affine> &Map, const std::vector<std::string> &Names) {
+  return llvm::any_of(Map, [&](const Affine &A) {
+    return llvm::any_of(Names, [&](const std::string &N) { return A.Coeffs.count(N) > 0; });
+  });
+}
+
 namespace {
 
 /// Every tensor read in E, in evaluation order.
@@ -54,12 +60,6 @@ void factors(const Expr &E, std::vector<const Expr *> &Out) {
     return;
   }
   Out.push_back(&E);
-}
-
-bool usesAny(const std::vector<Affine> &Map, const std::vector<std::string> &Names) {
-  return llvm::any_of(Map, [&](const Affine &A) {
-    return llvm::any_of(Names, [&](const std::string &N) { return A.Coeffs.count(N) > 0; });
-  });
 }
 
 /// The output indices a read uses.

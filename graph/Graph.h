@@ -64,6 +64,9 @@ KernelGraph buildGraph(const ast::Kernel &K, const std::function<unsigned(llvm::
 /// "T[i, k + 1]".
 std::string readText(const Read &R);
 
+/// Whether subscripts Map use any of the index names Names.
+bool usesAny(const std::vector<ast::Affine> &Map, const std::vector<std::string> &Names);
+
 } // namespace tdsl::graph
 
 #endif // TDSL_GRAPH_GRAPH_H

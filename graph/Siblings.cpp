@@ -36,11 +36,7 @@ std::vector<ast::Affine> byPosition(const Node &N, const Read &R) {
 }
 
 /// Whether read R of N uses one of N's reduced indices: a tile operand.
-bool usesReduced(const Node &N, const Read &R) {
-  return llvm::any_of(R.Map, [&](const ast::Affine &X) {
-    return llvm::any_of(N.Reduced, [&](const std::string &I) { return X.Coeffs.count(I) > 0; });
-  });
-}
+bool usesReduced(const Node &N, const Read &R) { return usesAny(R.Map, N.Reduced); }
 
 /// The first tile operand that A and B read at the same element, or null.
 const Read *sharedOperand(const Node &A, const Node &B) {
@@ -82,16 +78,10 @@ std::string untileable(const Node &N) {
   if (N.Reduced.size() != 1)
     return "it reduces more than one index";
   const std::string &M = N.Domain[N.Domain.size() - 2], &Nn = N.Domain.back();
-  for (const Read &R : N.Reads) {
-    if (!llvm::any_of(R.Map, [&](const ast::Affine &A) { return A.Coeffs.count(N.Reduced[0]); }))
-      continue;
-    auto Uses = [&](const std::string &I) {
-      return llvm::any_of(R.Map, [&](const ast::Affine &A) { return A.Coeffs.count(I) > 0; });
-    };
-    if (Uses(M) == Uses(Nn))
+  for (const Read &R : N.Reads)
+    if (usesReduced(N, R) && usesAny(R.Map, {M}) == usesAny(R.Map, {Nn}))
       return "its operand " + readText(R) + " is not indexed by exactly one of " + M + " and " +
              Nn + ", so it is no tile operand";
-  }
   return "";
 }
 

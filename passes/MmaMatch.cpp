@@ -3,7 +3,6 @@
 
 #include "llvm/ADT/StringExtras.h"
 
-#include <functional>
 #include <optional>
 #include <string>
 
@@ -12,9 +11,6 @@ namespace tdsl {
 using namespace ir;
 
 namespace {
-
-/// Says why a nest is declined (a remark); returns false.
-using Decline = std::function<bool(const Stmt &, const std::string &)>;
 
 /// The mma's input type of one factor of the product: f32(L) of a load L
 /// of f16 or bf16, f32(tf32(L)) of an f32 load, or i32(L) of an i8 load;
@@ -51,26 +47,27 @@ MmaShape shapeFor(DType In) {
 /// Acc's update is ACC[0] + f32(A) * f32(B), in either order, of one row
 /// and one column operand of a type mma.sync takes; its sides go to
 /// C.Products.
-bool matchProduct(const Decline &decline, const Stmt &Nest, const ContractionAcc &Acc,
+bool matchProduct(const char *Pass, bool On, const Stmt &Nest, const ContractionAcc &Acc,
                   MmaContraction &C) {
   const Expr &U = Acc.Update;
   if (U->Kind != ExprKind::Binary || static_cast<const BinaryNode &>(*U).Op != BinaryOp::Add)
-    return decline(Nest, "the update is not a sum of products");
+    return declineMma(Pass, On, Nest, "the update is not a sum of products");
   const auto &Sum = static_cast<const BinaryNode &>(*U);
   Expr Prod = Sum.B;
   if (Sum.A->Kind != ExprKind::Load || static_cast<const LoadNode &>(*Sum.A).Buffer != Acc.Name)
     Prod = Sum.A;
   if (Prod->Kind != ExprKind::Binary || static_cast<const BinaryNode &>(*Prod).Op != BinaryOp::Mul)
-    return decline(Nest, "the update is not the accumulator plus one product");
+    return declineMma(Pass, On, Nest, "the update is not the accumulator plus one product");
   const auto &P = static_cast<const BinaryNode &>(*Prod);
   Expr LA, LB;
   std::optional<DType> TA = mmaInput(P.A, LA), TB = mmaInput(P.B, LB);
   DType AccWant = TA == DType::I8 ? DType::I32 : DType::F32;
   if (!TA || !TB || *TA != *TB || Acc.Type != AccWant)
-    return decline(Nest, "the product is not of two f16, bf16 or tf32() values into an f32 "
-                         "accumulator, or of two i8 values into an i32 one");
+    return declineMma(Pass, On, Nest,
+                      "the product is not of two f16, bf16 or tf32() values into an f32 "
+                      "accumulator, or of two i8 values into an i32 one");
   if (!C.Products.empty() && *TA != C.FragType)
-    return decline(Nest, "the sibling contractions multiply different types");
+    return declineMma(Pass, On, Nest, "the sibling contractions multiply different types");
   C.FragType = *TA;
   std::vector<MmaOperandStage> &Sides = C.Sides;
   auto SideOf = [&](const Expr &L) {
@@ -83,19 +80,21 @@ bool matchProduct(const Decline &decline, const Stmt &Nest, const ContractionAcc
   if (A < Sides.size() && B < Sides.size() && !Sides[A].IsA)
     std::swap(A, B);
   if (A == Sides.size() || B == Sides.size() || !Sides[A].IsA || Sides[B].IsA)
-    return decline(Nest, "the product is not one row operand times one column operand");
+    return declineMma(Pass, On, Nest,
+                      "the product is not one row operand times one column operand");
   C.Products.push_back({A, B});
   return true;
 }
 
 } // namespace
 
+bool declineMma(const char *Pass, bool On, const Stmt &Nest, const std::string &Why) {
+  remark(Pass, Nest->SrcLine,
+         (On ? "tensor_cores = on, but " : "") + Why + "; left to the passes after it");
+  return false;
+}
+
 bool matchMma(const Stmt &Nest, const char *Pass, bool On, MmaContraction &Out) {
-  Decline decline = [&](const Stmt &S, const std::string &Why) {
-    remark(Pass, S->SrcLine,
-           (On ? "tensor_cores = on, but " : "") + Why + "; left to the passes after it");
-    return false;
-  };
   // The shape of the nest is tile-contraction's to explain, unless tensor
   // cores were asked for.
   std::optional<ContractionNest> C = matchContraction(Nest, On ? Pass : nullptr);
@@ -118,7 +117,7 @@ bool matchMma(const Stmt &Nest, const char *Pass, bool On, MmaContraction &Out) 
       Out.Sides.push_back(std::move(Sd));
     }
   for (const ContractionAcc &A : N.Accs)
-    if (!matchProduct(decline, Nest, A, Out))
+    if (!matchProduct(Pass, On, Nest, A, Out))
       return false;
   Out.Shape = shapeFor(Out.FragType);
   for (MmaOperandStage &Sd : Out.Sides) {

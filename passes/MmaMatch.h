@@ -18,6 +18,7 @@
 #include "passes/ContractionMatch.h"
 #include "passes/MmaStaging.h"
 
+#include <string>
 #include <vector>
 
 namespace tdsl {
@@ -42,6 +43,10 @@ struct MmaContraction {
   MmaContraction(const MmaContraction &) = delete;
   MmaContraction &operator=(const MmaContraction &) = delete;
 };
+
+/// tile-mma's remark (pass Pass) that it leaves Nest to the passes after
+/// it, and why ("tensor_cores = on, but ..." when On); false.
+bool declineMma(const char *Pass, bool On, const ir::Stmt &Nest, const std::string &Why);
 
 /// Whether Nest is a contraction the tensor cores take, into Out. A nest
 /// that is a contraction but not such is declined with a remark of Pass

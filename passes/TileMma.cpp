@@ -37,10 +37,7 @@ private:
   unsigned Line = 0;
 
   bool decline(const Stmt &Nest, const std::string &Why) {
-    remark(PassName, Nest->SrcLine,
-           (S.Mode == TensorCores::On ? "tensor_cores = on, but " : "") + Why +
-               "; left to the passes after it");
-    return false;
+    return declineMma(PassName, S.Mode == TensorCores::On, Nest, Why);
   }
   Stmt loadAll(int64_t Buf, const Expr &Stage, int64_t KK) {
     std::vector<Stmt> Out;
