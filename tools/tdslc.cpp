@@ -307,6 +307,14 @@ void printRemarks(std::vector<Remark> &Remarks, DiagEngine &Diags, unsigned Buff
 /// Lowers and runs the pipeline through the pass manager (the verifier
 /// after each pass, and the --print-ir-after, --dump-dir and --time-passes
 /// options). Null after a failure it reported, with ExitStatus set.
+/// The least shared memory a block may opt into on any --arch.
+int64_t leastMaxSharedBytes() {
+  int64_t Least = INT64_MAX;
+  for (StringRef A : Archs)
+    Least = std::min(Least, archLimits(parseCudaArch(A)).MaxSharedBytes);
+  return Least;
+}
+
 std::optional<ir::Module> compileToIR(const ast::Module &M,
                                       const std::vector<std::string> &Pipeline,
                                       DiagEngine &Diags, unsigned BufferID, int &ExitStatus) {
@@ -317,15 +325,12 @@ std::optional<ir::Module> compileToIR(const ast::Module &M,
   ir::Module IR = lowerModule(
       M, LineOf, graph::planModule(M, LineOf, FusionKnobs));
   unsigned MinSM = ~0u;
-  int64_t MaxShared = INT64_MAX;
-  for (StringRef A : Archs) {
+  for (StringRef A : Archs)
     MinSM = std::min(MinSM, parseCudaArch(A));
-    MaxShared = std::min(MaxShared, archLimits(parseCudaArch(A)).MaxSharedBytes);
-  }
   for (ir::Func &F : IR.Funcs) {
     llvm::append_range(F.Schedule, CommandLineKnobs);
     F.MinSM = MinSM;
-    F.MaxSharedBytes = MaxShared;
+    F.MaxSharedBytes = leastMaxSharedBytes();
   }
   PassManager PM(Pipeline, passManagerOptions(), "tdslc");
   PassManagerStatus Status = PM.run(IR, "lower");
@@ -342,9 +347,7 @@ std::optional<ir::Module> compileToIR(const ast::Module &M,
 bool schedulesValid(const ast::Module &M, DiagEngine &Diags) {
   bool Ok = true;
   // The schedule must fit every arch: the one with the least shared memory.
-  int64_t MaxShared = INT64_MAX;
-  for (StringRef A : Archs)
-    MaxShared = std::min(MaxShared, archLimits(parseCudaArch(A)).MaxSharedBytes);
+  int64_t MaxShared = leastMaxSharedBytes();
   for (const auto &K : M.Kernels) {
     if (!K->Sched && CommandLineKnobs.empty())
       continue;
