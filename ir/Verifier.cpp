@@ -476,7 +476,6 @@ void Verifier::checkAllocate(const AllocateNode &N, const Stmt &S) {
 /// shared tile, so each is a lower-case word, one per dim, and a word named
 /// twice names one extent.
 void Verifier::checkExtentNames(const Buffer &B, const Stmt &S) {
-  auto IsWordChar = [](char C) { return llvm::isDigit(C) || C == '_' || (C >= 'a' && C <= 'z'); };
   if (B.Scope != MemScope::Shared)
     fail("extent names on buffer '" + B.Name + "', which is not shared", S);
   if (B.ExtentNames.size() != B.rank())
@@ -485,7 +484,8 @@ void Verifier::checkExtentNames(const Buffer &B, const Stmt &S) {
          S);
   for (size_t I = 0; I < B.ExtentNames.size(); ++I) {
     llvm::StringRef W = B.ExtentNames[I];
-    if (W.empty() || !(W.front() >= 'a' && W.front() <= 'z') || !llvm::all_of(W, IsWordChar))
+    auto Upper = [](char C) { return std::isupper(static_cast<unsigned char>(C)) != 0; };
+    if (!isIdentifier(W) || W.front() == '_' || llvm::any_of(W, Upper))
       fail("extent name '" + W + "' of buffer '" + B.Name +
                "' is not a lower-case word (letters, digits, '_')",
            S);
