@@ -107,7 +107,6 @@ void ChainMapper::plan() {
   // Held values live across a division's slow path, a subroutine call,
   // and 32 4-byte ones a thread spill there: a 4-byte tensor that a
   // dividing phase reads is not held (re-read in runs instead).
-  PerThread = RowChainCacheElements;
   for (const RowPhase &P : Phases) {
     if (P.Kind == RowPhaseKind::Row || !dividesFloat(P.reads()))
       continue;
@@ -121,20 +120,21 @@ void ChainMapper::plan() {
     if (C && *C % Width)
       Width = *C % 4 == 0 && Width > 4 ? 4 : 0;
   }
-  // Short rows get a group of lanes each (8 or 32; 32 elements a
-  // lane), several rows a block: a block would leave most of its
-  // threads idle. A row length known only at run time gets every
-  // mapping, chosen by the launch; a known one the narrowest that holds
-  // it; a pinned reduce_threads asks for a block.
   // A row length known at compile time gets the fewest threads, up to
   // 1024, that hold it in registers: a long row then is read once, and
   // its block keeps more loads in flight (a row of 131072 elements takes
   // 1024 threads and is re-read). A length known only at run time takes
   // reduce_threads, which all its mappings share as the launch's block.
+  const int64_t PerThread = RowChainCacheElements;
   Block = Threads;
   if (!ThreadsPinned && C)
     while (Block < 1024 && *C > Block * PerThread)
       Block *= 2;
+  // Short rows get a group of lanes each (8 or 32; 32 elements a
+  // lane), several rows a block: a block would leave most of its
+  // threads idle. A row length known only at run time gets every
+  // mapping, chosen by the launch; a known one the narrowest that holds
+  // it; a pinned reduce_threads asks for a block.
   LaneGroups.clear();
   for (int64_t G : {int64_t(8), WarpSize}) {
     if (ThreadsPinned)
@@ -285,7 +285,7 @@ Stmt ChainMapper::build(unsigned Line, const LoopRun &Run) {
     ByGroup = letStmt(RowOfWarp, First, ByGroup, Line);
     Expr Blocks = ceilDiv(Rows, ReduceRowsPerBlock * PerWarpRows);
     if (Body) {
-      Expr Fits = le(Cols, intImm(G * PerThread));
+      Expr Fits = le(Cols, intImm(G * RowChainCacheElements));
       Body = ifThen(Fits, ByGroup, Body, Line);
       Grid = select(Fits, Blocks, Grid);
     } else {
@@ -322,7 +322,7 @@ Stmt ChainMapper::build(unsigned Line, const LoopRun &Run) {
         (Mapping.empty() ? "" : ", ") +
         (G == WarpSize ? std::string("one warp per row") : std::to_string(G) + " lanes per row") +
         (LaneGroups.size() > 1 || PerBlock
-             ? " for rows of up to " + std::to_string(G * PerThread) + " elements"
+             ? " for rows of up to " + std::to_string(G * RowChainCacheElements) + " elements"
              : std::string());
   if (PerBlock)
     Mapping += (Mapping.empty() ? "" : ", else ") + std::string("one block of ") +

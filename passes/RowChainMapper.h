@@ -72,7 +72,6 @@ private:
   std::vector<std::string> RunName, CacheName;
   int64_t Width = 0;                         ///< elements per run; 0: no runs
   int64_t Runs = 0;                          ///< runs a thread holds
-  int64_t PerThread = RowChainCacheElements; ///< elements of a row a thread holds
   Expr WideCond, CachedCond;
   /// Held version: the terms of reductions that later phases compute
   /// again (softmax's exp(x - max)), kept per element of the thread's
