@@ -7,7 +7,8 @@
 // f32 ACC, or i32(A) * i32(B) of i8 loads into an i32 ACC (m16n8k32); the
 // siblings of one nest must all take the same shape. What it finds is the
 // operands as sides to stage (each distinct operand once, the row side's
-// first) and, per accumulator, the two sides it multiplies.
+// first) and, per accumulator, the two sides it multiplies. Not a pass:
+// the first piece tile-mma builds its launch from.
 //
 // Test: test/passes/tile-mma.tir
 //
