@@ -132,6 +132,9 @@ public:
   ExprWriter(const llvm::StringSet<> &Sizes, bool Host) : Sizes(Sizes), Host(Host) {}
 
   llvm::StringMap<BufferRef> Buffers;
+  /// f32 division as tdsl_fdiv, which calls no subroutine (the knob fdiv =
+  /// inline), instead of CUDA's '/'.
+  bool InlineFDiv = false;
 
   std::string type(DType T) const {
     if (T == DType::I64)
@@ -377,7 +380,10 @@ Text ExprWriter::binaryText(const BinaryNode &N) {
     case BinaryOp::Add: R = Infix("+", AddPrec); break;
     case BinaryOp::Sub: R = Infix("-", AddPrec); break;
     case BinaryOp::Mul: R = Infix("*", MulPrec); break;
-    case BinaryOp::Div: R = Infix("/", MulPrec); break;
+    case BinaryOp::Div:
+      R = InlineFDiv && (T == DType::F32 || T == DType::TF32) ? Call2("tdsl_fdiv")
+                                                              : Infix("/", MulPrec);
+      break;
     case BinaryOp::Mod: R = Call2(D ? "fmod" : "fmodf"); break;
     // fminf/fmaxf: a NaN operand yields the other, as in the interpreter.
     case BinaryOp::Min: R = Call2(D ? "fmin" : "fminf"); break;
@@ -1156,6 +1162,8 @@ void FuncEmitter::emitKernels() {
          << (MinBlocks > 1 ? ", " + std::to_string(MinBlocks) : std::string()) << ")\n";
       OS << kernelName(L, General) << "(";
       ExprWriter W(Sizes, /*Host=*/false);
+      const Knob *FDiv = findKnob(Knobs, "fdiv");
+      W.InlineFDiv = FDiv && FDiv->Word == "inline";
       bool First = true;
       auto Param = [&](const std::string &P) {
         OS << (First ? "" : ", ") << P;

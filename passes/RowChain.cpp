@@ -347,7 +347,20 @@ Stmt ChainMapper::build(unsigned Line, const LoopRun &Run) {
 void rowChain(ir::Func &F) {
   rowchain::ChainMapper M(F);
   launchNests(F, ir::LaunchClass::RowReduction,
-              [&](const ir::Stmt &S, std::vector<ir::Knob> &) { return M.rewriteNest(S); });
+              [&](const ir::Stmt &S, std::vector<ir::Knob> &Knobs) {
+                ir::Stmt Body = M.rewriteNest(S);
+                // Kept terms live across the quotients that read them, where
+                // CUDA's '/' may call a subroutine, and they would spill
+                // there: the launch divides inline (tdsl_fdiv).
+                if (Body != S && M.keptTerms() && !findKnob(F, "fdiv")) {
+                  ir::Knob K;
+                  K.Key = "fdiv";
+                  K.Word = "inline";
+                  K.SetBy = "row-chain";
+                  Knobs.push_back(std::move(K));
+                }
+                return Body;
+              });
 }
 
 } // namespace tdsl

@@ -25,12 +25,14 @@
 //   elements a thread), each thread loads its runs of the row once into
 //   registers and every phase reads them there, so the row is read from
 //   memory once (a reduction's term a later phase computes again is kept
-//   too); longer rows re-read their runs from memory (the L2 cache) in each
-//   phase, consecutive reductions that read none of each other's results in
-//   one sweep; other rows go one element at a time. Nothing held lives
-//   across an f32 division (its slow path is a call, where it would spill).
-//   Results differ from the serial loops only by the reassociation of OP,
-//   the same on every run.
+//   too where no tensor along the row is of 4 bytes, and the launch then
+//   divides inline, fdiv = inline: the kept values live across its
+//   quotients); longer rows re-read their runs from memory (the L2 cache)
+//   in each phase, consecutive reductions that read none of each other's
+//   results in one sweep; other rows go one element at a time. No held
+//   4-byte tensor lives across an f32 division (its slow path is a call,
+//   where 32 values a thread would spill). Results differ from the serial
+//   loops only by the reassociation of OP, the same on every run.
 // Why here: after the contraction passes, before reduce-rows, which takes
 //   a lone reduction (one phase) and would decline a chain.
 //

@@ -15,6 +15,8 @@
 #include "passes/RowChainMatch.h"
 #include "passes/Schedule.h"
 
+#include <llvm/ADT/STLExtras.h>
+
 #include <functional>
 #include <string>
 #include <vector>
@@ -47,6 +49,12 @@ public:
   // 2. Which loads move along the row in runs (plan).
   // 3. Build the launch: a block per row, three versions (build).
   Stmt rewriteNest(const Stmt &S);
+
+  /// Whether the nest rewriteNest mapped last keeps a reduction's terms
+  /// for a later phase (softmax's exp(x - max) for its quotient).
+  bool keptTerms() const {
+    return llvm::any_of(KeepName, [](const std::string &N) { return !N.empty(); });
+  }
 
 private:
   Func &F;

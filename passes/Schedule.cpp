@@ -77,6 +77,11 @@ const std::vector<KnobSpec> &knobSpecs() {
       {"min_blocks", "backend", "N",
        "blocks per SM the kernel's register use must allow (__launch_bounds__'s second "
        "argument; default none, 2 for a contraction whose register tile leaves room)"},
+      {"fdiv", "backend", "call | inline",
+       "how f32 division is spelled: CUDA's '/' (call, default), whose slow path is a "
+       "subroutine call, and what is live across a call spills; or tdsl_fdiv (inline, what "
+       "row-chain chooses where it keeps terms across its quotients): no call, more code at "
+       "each division. Both round as IEEE"},
       {"rows_per_block", "reduce-rows", "W",
        "rows of a row reduction per block, one warp each (default 8; pinned without "
        "reduce_threads it asks for one warp per row)"},
@@ -472,6 +477,8 @@ std::vector<ScheduleProblem> checkSchedule(const Func &F, int64_t MaxSharedBytes
   R.onOff("fuse_rows");
   R.ints("unroll", 1, 1, 64, &V);
   R.ints("min_blocks", 1, 1, 32, &V);
+  if (const Knob *K = findKnob(F, "fdiv"); K && K->Word != "call" && K->Word != "inline")
+    R.problem(*K, "expects 'call' or 'inline'");
   R.ints("items_per_thread", 1, 1, 16, &V);
   R.ints("max_blocks", 1, 0, INT32_MAX, &V);
   R.ints("unroll_limit", 1, 1, 256, &V);

@@ -22,8 +22,11 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <float.h>
 #include <initializer_list>
+#include <math.h>
 #include <stdint.h>
+#include <string.h>
 #include <type_traits>
 
 namespace tdsl_generated {
@@ -149,6 +152,119 @@ template <int N> __device__ __forceinline__ void tdsl_round_tf32(float *regs) {
 #pragma unroll
   for (int i = 0; i < N; ++i)
     regs[i] = tdsl_round_tf32(regs[i]);
+}
+
+// f32 division a / b, correctly rounded as IEEE's and the interpreter's,
+// with no subroutine call: how a kernel of the knob fdiv = inline spells
+// '/'. CUDA's '/' runs the same fast path, but calls a subroutine for
+// operands outside its range, and registers live across a call are saved
+// to the stack (a row held in registers across a softmax's quotient
+// spilled there). It costs more code at each division than '/', whose slow
+// path is shared. tdsl_fdiv takes:
+// - where a, b and the quotient are far from overflow and underflow, CUDA's
+//   fast path (tdsl_fdiv_fast);
+// - elsewhere tdsl_fdiv_wide, which also takes zeros, infinities and NaN.
+// nvcc computes the terms of b once where b is the same for many a (a
+// row's sum), leaving three fmas and the range test for each quotient.
+// Checked bit for bit against '/': on the host by test/backend/fdiv.test
+// (with the correctly rounded 1/b for rcp.approx), on the GPU by
+// test/gpu/fdiv.cu.
+__host__ __device__ __forceinline__ uint32_t tdsl_float_bits(float x) {
+#ifdef __CUDA_ARCH__
+  return __float_as_uint(x);
+#else
+  uint32_t u;
+  memcpy(&u, &x, sizeof u);
+  return u;
+#endif
+}
+__host__ __device__ __forceinline__ float tdsl_bits_float(uint32_t u) {
+#ifdef __CUDA_ARCH__
+  return __uint_as_float(u);
+#else
+  float x;
+  memcpy(&x, &u, sizeof x);
+  return x;
+#endif
+}
+__host__ __device__ __forceinline__ float tdsl_rcp_estimate(float b) {
+#ifdef __CUDA_ARCH__
+  float r;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(b));
+  return r;
+#else
+  return 1.0f / b;
+#endif
+}
+/// a / b from r0, the estimate of 1/b that rcp.approx gives, as CUDA's '/'
+/// computes it: r0 refined by one Newton step, then the quotient a * r
+/// corrected by its residual, which the fma computes exactly (Markstein).
+/// Correctly rounded where no step overflows or underflows.
+__host__ __device__ __forceinline__ float tdsl_fdiv_fast(float a, float b, float r0) {
+  const float r = fmaf(r0, fmaf(-b, r0, 1.0f), r0);
+  const float q0 = a * r;
+  return fmaf(r, fmaf(-b, q0, a), q0);
+}
+/// |x| = m * 2^e with m in [1, 2), for x finite and nonzero.
+__host__ __device__ __forceinline__ float tdsl_frexp1(float x, int &e) {
+  const bool tiny = fabsf(x) < FLT_MIN; // subnormal: scaled up first
+  const uint32_t u = tdsl_float_bits(tiny ? x * 0x1p24f : x);
+  e = int((u >> 23) & 0xffu) - 127 - (tiny ? 24 : 0);
+  return tdsl_bits_float((u & 0x7fffffu) | 0x3f800000u);
+}
+// a / b for every a and b. With |a| = ma * 2^ea and |b| = mb * 2^eb (ma, mb
+// in [1, 2)), the fast path is exact on ma / mb: q = RN(ma / mb), and the
+// sign of its exact residual ma - mb * q says on which side of q the
+// quotient lies (less than half an ulp away). q * 2^(ea - eb) is the
+// result where it is a normal float; where it is subnormal, its
+// significand is rounded to the coarser grid by hand, the residual
+// breaking the one case q cannot (q on a midpoint of that grid: the
+// quotient is above, below, or a tie to even).
+__host__ __device__ __forceinline__ float tdsl_fdiv_wide(float a, float b) {
+  if (a != a || b != b)
+    return a + b; // NaN
+  const uint32_t sign = (tdsl_float_bits(a) ^ tdsl_float_bits(b)) & 0x80000000u;
+  const float xa = fabsf(a), xb = fabsf(b);
+  const bool za = xa == 0.0f, zb = xb == 0.0f, ia = xa > FLT_MAX, ib = xb > FLT_MAX;
+  if ((za && zb) || (ia && ib))
+    return tdsl_bits_float(0x7fffffffu); // 0 / 0 and inf / inf: NaN
+  if (za || ib)
+    return tdsl_bits_float(sign); // 0
+  if (zb || ia)
+    return tdsl_bits_float(sign | 0x7f800000u); // inf
+  int ea, eb;
+  const float ma = tdsl_frexp1(xa, ea), mb = tdsl_frexp1(xb, eb);
+  const float q = tdsl_fdiv_fast(ma, mb, tdsl_rcp_estimate(mb));
+  const float rem = fmaf(-mb, q, ma);
+  // |a / b| is about m * 2^(e - 23), m the 24-bit significand of q.
+  const uint32_t u = tdsl_float_bits(q);
+  const int e = int(u >> 23) - 127 + ea - eb;
+  const uint32_t m = (u & 0x7fffffu) | 0x800000u;
+  if (e > 127)
+    return tdsl_bits_float(sign | 0x7f800000u); // overflow: inf
+  if (e >= -126)
+    return tdsl_bits_float(sign | (uint32_t(e + 127) << 23) | (m & 0x7fffffu));
+  // Subnormal: m * 2^(e - 23) on the grid of 2^-149, s bits coarser.
+  const int s = -126 - e < 31 ? -126 - e : 31;
+  const uint32_t kept = m >> s, rest = m & ((1u << s) - 1u), half = 1u << (s - 1);
+  const bool up =
+      rest > half || (rest == half && (rem > 0.0f || (rem == 0.0f && (kept & 1u))));
+  return tdsl_bits_float(sign | (kept + (up ? 1u : 0u))); // a carry gives FLT_MIN
+}
+__host__ __device__ __forceinline__ float tdsl_fdiv_with(float a, float b, float r0) {
+  const float q = tdsl_fdiv_fast(a, b, r0);
+  // No step overflows or underflows here, and the residual is exact. b's
+  // test is folded into a's lower bound: one float where b is the same for
+  // many a, not a predicate register held across them (a row chain's
+  // guards of its runs hold those).
+  const float xa = fabsf(a), xb = fabsf(b), xq = fabsf(q);
+  const float lo = xb >= 0x1p-125f && xb <= 0x1p125f ? 0x1p-102f : INFINITY;
+  if (xa >= lo && xa <= FLT_MAX && xq >= 0x1p-120f && xq <= 0x1p120f)
+    return q;
+  return tdsl_fdiv_wide(a, b);
+}
+__host__ __device__ __forceinline__ float tdsl_fdiv(float a, float b) {
+  return tdsl_fdiv_with(a, b, tdsl_rcp_estimate(b));
 }
 
 // The activations, spelled as the interpreter computes them.
