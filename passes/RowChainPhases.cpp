@@ -147,6 +147,10 @@ bool ChainMapper::keepsTerm(size_t I) const {
   // its quotients: the launch then divides inline (fdiv = inline, set in
   // rowChain), as CUDA's '/' would call a subroutine there, where they
   // would spill.
+  // A term that divides itself would hold the values kept so far across
+  // each element's inline division, and they spill there as well.
+  if (dividesFloat(P.Term))
+    return false;
   for (const Expr &S : Staged)
     if (dtypeBytes(S->Type) == 4)
       return false;
