@@ -169,23 +169,12 @@ template <int N> __device__ __forceinline__ void tdsl_round_tf32(float *regs) {
 // Checked bit for bit against '/': on the host by test/backend/fdiv.test
 // (with the correctly rounded 1/b for rcp.approx), on the GPU by
 // test/gpu/fdiv.cu.
-__host__ __device__ __forceinline__ uint32_t tdsl_float_bits(float x) {
-#ifdef __CUDA_ARCH__
-  return __float_as_uint(x);
-#else
-  uint32_t u;
-  memcpy(&u, &x, sizeof u);
-  return u;
-#endif
-}
-__host__ __device__ __forceinline__ float tdsl_bits_float(uint32_t u) {
-#ifdef __CUDA_ARCH__
-  return __uint_as_float(u);
-#else
-  float x;
-  memcpy(&x, &u, sizeof x);
-  return x;
-#endif
+/// x's bits as a To of the same size (memcpy: a register move on the device).
+template <typename To, typename From> __host__ __device__ __forceinline__ To tdsl_bit_cast(From x) {
+  static_assert(sizeof(To) == sizeof(From), "tdsl_bit_cast: sizes differ");
+  To y;
+  memcpy(&y, &x, sizeof y);
+  return y;
 }
 __host__ __device__ __forceinline__ float tdsl_rcp_estimate(float b) {
 #ifdef __CUDA_ARCH__
@@ -208,9 +197,9 @@ __host__ __device__ __forceinline__ float tdsl_fdiv_fast(float a, float b, float
 /// |x| = m * 2^e with m in [1, 2), for x finite and nonzero.
 __host__ __device__ __forceinline__ float tdsl_frexp1(float x, int &e) {
   const bool tiny = fabsf(x) < FLT_MIN; // subnormal: scaled up first
-  const uint32_t u = tdsl_float_bits(tiny ? x * 0x1p24f : x);
+  const uint32_t u = tdsl_bit_cast<uint32_t>(tiny ? x * 0x1p24f : x);
   e = int((u >> 23) & 0xffu) - 127 - (tiny ? 24 : 0);
-  return tdsl_bits_float((u & 0x7fffffu) | 0x3f800000u);
+  return tdsl_bit_cast<float>((u & 0x7fffffu) | 0x3f800000u);
 }
 // a / b for every a and b. With |a| = ma * 2^ea and |b| = mb * 2^eb (ma, mb
 // in [1, 2)), the fast path is exact on ma / mb: q = RN(ma / mb), and the
@@ -223,33 +212,33 @@ __host__ __device__ __forceinline__ float tdsl_frexp1(float x, int &e) {
 __host__ __device__ __forceinline__ float tdsl_fdiv_wide(float a, float b) {
   if (a != a || b != b)
     return a + b; // NaN
-  const uint32_t sign = (tdsl_float_bits(a) ^ tdsl_float_bits(b)) & 0x80000000u;
+  const uint32_t sign = (tdsl_bit_cast<uint32_t>(a) ^ tdsl_bit_cast<uint32_t>(b)) & 0x80000000u;
   const float xa = fabsf(a), xb = fabsf(b);
   const bool za = xa == 0.0f, zb = xb == 0.0f, ia = xa > FLT_MAX, ib = xb > FLT_MAX;
   if ((za && zb) || (ia && ib))
-    return tdsl_bits_float(0x7fffffffu); // 0 / 0 and inf / inf: NaN
+    return tdsl_bit_cast<float>(0x7fffffffu); // 0 / 0 and inf / inf: NaN
   if (za || ib)
-    return tdsl_bits_float(sign); // 0
+    return tdsl_bit_cast<float>(sign); // 0
   if (zb || ia)
-    return tdsl_bits_float(sign | 0x7f800000u); // inf
+    return tdsl_bit_cast<float>(sign | 0x7f800000u); // inf
   int ea, eb;
   const float ma = tdsl_frexp1(xa, ea), mb = tdsl_frexp1(xb, eb);
   const float q = tdsl_fdiv_fast(ma, mb, tdsl_rcp_estimate(mb));
   const float rem = fmaf(-mb, q, ma);
   // |a / b| is about m * 2^(e - 23), m the 24-bit significand of q.
-  const uint32_t u = tdsl_float_bits(q);
+  const uint32_t u = tdsl_bit_cast<uint32_t>(q);
   const int e = int(u >> 23) - 127 + ea - eb;
   const uint32_t m = (u & 0x7fffffu) | 0x800000u;
   if (e > 127)
-    return tdsl_bits_float(sign | 0x7f800000u); // overflow: inf
+    return tdsl_bit_cast<float>(sign | 0x7f800000u); // overflow: inf
   if (e >= -126)
-    return tdsl_bits_float(sign | (uint32_t(e + 127) << 23) | (m & 0x7fffffu));
+    return tdsl_bit_cast<float>(sign | (uint32_t(e + 127) << 23) | (m & 0x7fffffu));
   // Subnormal: m * 2^(e - 23) on the grid of 2^-149, s bits coarser.
   const int s = -126 - e < 31 ? -126 - e : 31;
   const uint32_t kept = m >> s, rest = m & ((1u << s) - 1u), half = 1u << (s - 1);
   const bool up =
       rest > half || (rest == half && (rem > 0.0f || (rem == 0.0f && (kept & 1u))));
-  return tdsl_bits_float(sign | (kept + (up ? 1u : 0u))); // a carry gives FLT_MIN
+  return tdsl_bit_cast<float>(sign | (kept + (up ? 1u : 0u))); // a carry gives FLT_MIN
 }
 __host__ __device__ __forceinline__ float tdsl_fdiv_with(float a, float b, float r0) {
   const float q = tdsl_fdiv_fast(a, b, r0);
