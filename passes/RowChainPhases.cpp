@@ -139,21 +139,21 @@ bool ChainMapper::keepsTerm(size_t I) const {
   C.visit(P.Term);
   if (!C.Any)
     return false;
+  // A term that divides itself would hold the values kept so far across
+  // each element's inline division, and they spill there.
+  if (dividesFloat(P.Term))
+    return false;
   // A kept term takes a register per element a thread holds (32). Beside
   // a 4-byte tensor along the row (32 more registers where it is held, its
   // 16-byte runs where it is re-read) that exceeds the 48 registers ptxas
   // leaves each thread of a 256-thread block, and they spill (attention's
-  // f32 scores did). A reader that divides holds the kept values across
-  // its quotients: the launch then divides inline (fdiv = inline, set in
-  // rowChain), as CUDA's '/' would call a subroutine there, where they
-  // would spill.
-  // A term that divides itself would hold the values kept so far across
-  // each element's inline division, and they spill there as well.
-  if (dividesFloat(P.Term))
-    return false;
+  // f32 scores did).
   for (const Expr &S : Staged)
     if (dtypeBytes(S->Type) == 4)
       return false;
+  // A reader that divides holds the kept values across its quotients: the
+  // launch then divides inline (fdiv = inline, set in rowChain), as CUDA's
+  // '/' would call a subroutine there, where they would spill.
   for (size_t J = I + 1; J < Phases.size(); ++J)
     if (Phases[J].Kind != RowPhaseKind::Row && contains(Phases[J].reads(), P.Term))
       return true;

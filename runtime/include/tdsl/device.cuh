@@ -240,8 +240,8 @@ __host__ __device__ __forceinline__ float tdsl_fdiv_wide(float a, float b) {
       rest > half || (rest == half && (rem > 0.0f || (rem == 0.0f && (kept & 1u))));
   return tdsl_bit_cast<float>(sign | (kept + (up ? 1u : 0u))); // a carry gives FLT_MIN
 }
-__host__ __device__ __forceinline__ float tdsl_fdiv_with(float a, float b, float r0) {
-  const float q = tdsl_fdiv_fast(a, b, r0);
+__host__ __device__ __forceinline__ float tdsl_fdiv(float a, float b) {
+  const float q = tdsl_fdiv_fast(a, b, tdsl_rcp_estimate(b));
   // No step overflows or underflows here, and the residual is exact. b's
   // test is folded into a's lower bound: one float where b is the same for
   // many a, not a predicate register held across them (a row chain's
@@ -251,9 +251,6 @@ __host__ __device__ __forceinline__ float tdsl_fdiv_with(float a, float b, float
   if (xa >= lo && xa <= FLT_MAX && xq >= 0x1p-120f && xq <= 0x1p120f)
     return q;
   return tdsl_fdiv_wide(a, b);
-}
-__host__ __device__ __forceinline__ float tdsl_fdiv(float a, float b) {
-  return tdsl_fdiv_with(a, b, tdsl_rcp_estimate(b));
 }
 
 // The activations, spelled as the interpreter computes them.
