@@ -1147,6 +1147,8 @@ void FuncEmitter::emitKernels() {
     int64_t MinBlocks = std::min<int64_t>(
         MinBlocksKnob && MinBlocksKnob->Ints.size() == 1 ? MinBlocksKnob->Ints[0] : 0,
         2048 / std::max<int64_t>(Threads, 1));
+    const Knob *FDivKnob = findKnob(Knobs, "fdiv");
+    const bool InlineFDiv = FDivKnob && FDivKnob->Word == "inline";
     for (bool General : {false, true}) {
       if (General && !L.Version)
         break;
@@ -1162,8 +1164,7 @@ void FuncEmitter::emitKernels() {
          << (MinBlocks > 1 ? ", " + std::to_string(MinBlocks) : std::string()) << ")\n";
       OS << kernelName(L, General) << "(";
       ExprWriter W(Sizes, /*Host=*/false);
-      const Knob *FDiv = findKnob(Knobs, "fdiv");
-      W.InlineFDiv = FDiv && FDiv->Word == "inline";
+      W.InlineFDiv = InlineFDiv;
       bool First = true;
       auto Param = [&](const std::string &P) {
         OS << (First ? "" : ", ") << P;

@@ -10,6 +10,20 @@
 
 namespace tdsl::smith {
 
+Expr lit(const std::string &Text) {
+  Expr E;
+  E.K = Expr::Lit;
+  E.Text = Text;
+  return E;
+}
+Expr node(Expr::Kind K, const std::string &Text, std::vector<Expr> Args) {
+  Expr E;
+  E.K = K;
+  E.Text = Text;
+  E.Args = std::move(Args);
+  return E;
+}
+
 //===----------------------------------------------------------------------===//
 // Printing
 //===----------------------------------------------------------------------===//
@@ -166,19 +180,6 @@ DType promoted(DType A, DType B) {
 
 bool isIntLike(DType T) { return !isFloat(T); }
 
-Expr lit(const std::string &Text) {
-  Expr E;
-  E.K = Expr::Lit;
-  E.Text = Text;
-  return E;
-}
-Expr node(Expr::Kind K, const std::string &Text, std::vector<Expr> Args) {
-  Expr E;
-  E.K = K;
-  E.Text = Text;
-  E.Args = std::move(Args);
-  return E;
-}
 
 class Generator {
 public:

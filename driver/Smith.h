@@ -40,6 +40,11 @@ struct Expr {
   std::vector<Expr> Args;        ///< operands
 };
 
+/// Expressions for the generators (Smith.cpp, SmithChains.cpp): a literal,
+/// and a node of kind K with its text and operands.
+Expr lit(const std::string &Text);
+Expr node(Expr::Kind K, const std::string &Text, std::vector<Expr> Args);
+
 struct Tensor {
   std::string Name;
   DType Type = DType::F32;

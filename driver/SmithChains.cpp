@@ -16,15 +16,14 @@ namespace tdsl::smith {
 
 namespace {
 
-Expr lit(const std::string &T) { return {Expr::Lit, T, {}, {}}; }
 Expr at(const std::string &T, std::vector<std::string> Subs) {
   return {Expr::Access, T, std::move(Subs), {}};
 }
 Expr bin(const std::string &Op, Expr A, Expr B) {
-  return {Expr::Binary, Op, {}, {std::move(A), std::move(B)}};
+  return node(Expr::Binary, Op, {std::move(A), std::move(B)});
 }
 Expr call(const std::string &F, std::vector<Expr> Args) {
-  return {Expr::Call, F, {}, std::move(Args)};
+  return node(Expr::Call, F, std::move(Args));
 }
 Stmt stmt(const std::string &T, std::vector<std::string> Idx, const std::string &Op, Expr V) {
   return {T, std::move(Idx), std::nullopt, Op, std::move(V)};

@@ -129,8 +129,6 @@ bool matchMma(const Stmt &Nest, const char *Pass, bool On, MmaContraction &Out) 
 
 std::string fragmentNote(const std::vector<MmaOperandStage> &Sides, size_t A, size_t B,
                          const MmaSchedule &S) {
-  const MmaOperandStage &SA = Sides[A], &SB = Sides[B];
-  bool LdA = SA.usesLdMatrix(S), LdB = SB.usesLdMatrix(S);
   if (Sides.size() > 2) {
     // Siblings: each operand by name.
     std::vector<std::string> Trans, PerElement;
@@ -150,6 +148,8 @@ std::string fragmentNote(const std::vector<MmaOperandStage> &Sides, size_t A, si
                                                     " by one shared load per element";
     return Out;
   }
+  const MmaOperandStage &SA = Sides[A], &SB = Sides[B];
+  bool LdA = SA.usesLdMatrix(S), LdB = SB.usesLdMatrix(S);
   bool TransA = LdA && !SA.Op->KFastest, TransB = LdB && !SB.Op->KFastest;
   if (LdA && LdB)
     return "; fragments by ldmatrix" +

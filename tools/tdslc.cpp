@@ -304,9 +304,6 @@ void printRemarks(std::vector<Remark> &Remarks, DiagEngine &Diags, unsigned Buff
   Remarks.clear();
 }
 
-/// Lowers and runs the pipeline through the pass manager (the verifier
-/// after each pass, and the --print-ir-after, --dump-dir and --time-passes
-/// options). Null after a failure it reported, with ExitStatus set.
 /// The least shared memory a block may opt into on any --arch.
 int64_t leastMaxSharedBytes() {
   int64_t Least = INT64_MAX;
@@ -315,6 +312,9 @@ int64_t leastMaxSharedBytes() {
   return Least;
 }
 
+/// Lowers and runs the pipeline through the pass manager (the verifier
+/// after each pass, and the --print-ir-after, --dump-dir and --time-passes
+/// options). Null after a failure it reported, with ExitStatus set.
 std::optional<ir::Module> compileToIR(const ast::Module &M,
                                       const std::vector<std::string> &Pipeline,
                                       DiagEngine &Diags, unsigned BufferID, int &ExitStatus) {
@@ -327,10 +327,11 @@ std::optional<ir::Module> compileToIR(const ast::Module &M,
   unsigned MinSM = ~0u;
   for (StringRef A : Archs)
     MinSM = std::min(MinSM, parseCudaArch(A));
+  const int64_t MaxSharedBytes = leastMaxSharedBytes();
   for (ir::Func &F : IR.Funcs) {
     llvm::append_range(F.Schedule, CommandLineKnobs);
     F.MinSM = MinSM;
-    F.MaxSharedBytes = leastMaxSharedBytes();
+    F.MaxSharedBytes = MaxSharedBytes;
   }
   PassManager PM(Pipeline, passManagerOptions(), "tdslc");
   PassManagerStatus Status = PM.run(IR, "lower");
