@@ -158,7 +158,11 @@ Stmt MmaTiler::tile(const Stmt &Nest, std::vector<Knob> &) {
     int64_t &WX = Rows ? S.WarpM : S.WarpN, &BX = Rows ? S.BlockM : S.BlockN;
     int64_t W = std::max<int64_t>(16, WX / Accs / 16 * 16);
     bool Block = !findKnob(F, "block_tile");
-    if (Block || S.threads() / WX * W <= 1024) {
+    // A pinned block keeps its size and takes more warps: it keeps the
+    // warp tile where they would pass the 1024-thread limit.
+    MmaSchedule Shrunk = S;
+    (Rows ? Shrunk.WarpM : Shrunk.WarpN) = W;
+    if (Block || Shrunk.threads() <= 1024) {
       if (Block)
         BX = BX / WX * W;
       WX = W;
