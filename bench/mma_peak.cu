@@ -4,9 +4,14 @@
 // eight independent accumulator chains deep so that the tensor pipes never
 // wait on a result; no memory is touched inside the timed loop. This is the
 // rate tile-mma's GEMMs are measured against (bench/RESULTS.md), one figure
-// per shape and dtype. Usage: tdsl-mma-peak [iterations [warps per SM]]
+// per shape and dtype. A second table runs tile-mma's f16 inner loop from
+// shared memory, alone and with its copies, so that a GEMM's gap to the
+// ceiling splits into what the loop, the copies' issue and the copies'
+// traffic each cost. Usage: tdsl-mma-peak [iterations [warps per SM]]
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -73,6 +78,165 @@ template <Kind K> __global__ void peak(int iters, uint32_t seed, float *out) {
     out[0] = s;
 }
 
+//===-- From shared memory: tile-mma's inner loop, and what its copies cost --===//
+//
+// A block of 4 warps runs the loop of tile-mma's default f16 kernel on a
+// 128x32 A tile and a 32x128 B tile in shared memory, swizzled as tile-mma
+// swizzles them: each warp keeps 64x64 outputs (4x8 mma tiles) and per k
+// tile of 32 issues 64 mma on fragments that ldmatrix loaded (.trans for B)
+// one k step ahead, with the k tile's barrier. Copies::None touches no
+// global memory: the ceiling of the loop itself. Copies::Resident adds the
+// GEMM's 16-byte cp.async of each k tile (8 a thread) into a 4-stage ring,
+// waited for two tiles later, always from the same 32 KB (in L2): what
+// issuing them costs. Copies::Matrices reads them from 4096^2 matrices as
+// a block of a 4096^3 GEMM would: what moving them costs too.
+enum class Copies { None, Resident, Matrices };
+
+__device__ __forceinline__ uint32_t smemAddr(const void *p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+__device__ __forceinline__ void ldsm4(uint32_t *r, const void *p, bool trans) {
+  if (trans)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(smemAddr(p)));
+  else
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(smemAddr(p)));
+}
+// tdsl_swizzle<Bits, Base, Shift> of tdsl/device.cuh.
+template <int Bits, int Base, int Shift> __device__ __forceinline__ int swizzle(int o) {
+  return o ^ (((o >> (Base + Shift)) & ((1 << Bits) - 1)) << Base);
+}
+constexpr int kFedDim = 4096; // the matrices of Copies::Matrices
+constexpr int kFedSmem = 2 * 16384 + 4 * 16384; // the fragments' tiles, the copies' ring
+
+template <Copies C, int MinBlocks>
+__global__ void __launch_bounds__(128, MinBlocks)
+fedPeak(int iters, float *out, const __half *GA, const __half *GB) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  auto *As = reinterpret_cast<__half(*)[128 * 32]>(smem);
+  auto *Bs = reinterpret_cast<__half(*)[32 * 128]>(smem + 16384);
+  auto *Ring = reinterpret_cast<__half(*)[2 * 4096]>(smem + 32768);
+  for (int i = threadIdx.x; i < 2 * 128 * 32; i += 128) {
+    As[0][i] = __float2half(float((i * 7 + threadIdx.x) % 5 - 2) / 64.0f);
+    Bs[0][i] = __float2half(float((i * 3 + 1) % 5 - 2) / 64.0f);
+  }
+  __syncthreads();
+  int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  float c[4][8][4] = {};
+  uint32_t a[2][4][4], b[2][4][4];
+  auto load = [&](int buf, int stage, int ks) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+      ldsm4(a[buf][i],
+            &As[stage][swizzle<2, 3, 3>((warp / 2 * 64 + i * 16 + lane % 16) * 32 + ks * 16 +
+                                        lane / 16 * 8)],
+            false);
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+      ldsm4(b[buf][j],
+            &Bs[stage][swizzle<3, 3, 4>((ks * 16 + lane % 16) * 128 + warp % 2 * 64 + j * 16 +
+                                        lane / 16 * 8)],
+            true);
+  };
+  auto mmas = [&](int buf) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+#pragma unroll
+      for (int j = 0; j < 8; ++j)
+        mma<Kind::F16>(c[i][j], a[buf][i], &b[buf][j / 2][j % 2 * 2]);
+  };
+  // Block (tm, tn) of a 4096^3 GEMM's 32x32 tiles: k tile kt of its A rows
+  // and B columns.
+  int tm = blockIdx.x / 32 % 32, tn = blockIdx.x % 32;
+  auto copy = [&](int it) {
+    if (C == Copies::None)
+      return;
+    bool moving = C == Copies::Matrices;
+    int kt = moving ? it % (kFedDim / 32) : 0, stage = it % 4;
+    const __half *a0 = GA + (moving ? size_t(tm) * 128 * kFedDim : 0);
+    const __half *b0 = GB + (moving ? tn * 128 : 0);
+#pragma unroll
+    for (int part = 0; part < 4; ++part) {
+      int q = threadIdx.x + part * 128;
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(
+                       smemAddr(&Ring[stage][q / 4 * 32 + q % 4 * 8])),
+                   "l"(a0 + size_t(q / 4) * kFedDim + kt * 32 + q % 4 * 8));
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(
+                       smemAddr(&Ring[stage][4096 + q / 16 * 128 + q % 16 * 8])),
+                   "l"(b0 + size_t(kt * 32 + q / 16) * kFedDim + q % 16 * 8));
+    }
+    asm volatile("cp.async.commit_group;\n");
+  };
+  load(0, 0, 0);
+  for (int it = 0; it < 3; ++it)
+    copy(it);
+  for (int it = 0; it < iters; ++it) {
+    load(1, it & 1, 1);
+    copy(it + 3);
+    mmas(0);
+    if (C != Copies::None)
+      asm volatile("cp.async.wait_group 2;\n");
+    __syncthreads();
+    load(0, (it + 1) & 1, 0);
+    mmas(1);
+  }
+  asm volatile("cp.async.wait_all;\n");
+  float s = 0;
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+      s += c[i][j][0] + c[i][j][1] + c[i][j][2] + c[i][j][3];
+  if (s == 12345.0f) // never true; keeps the accumulators alive
+    out[0] = s;
+}
+
+template <Copies C, int Blocks>
+void runFed(const char *name, int iters, int sms, const __half *GA, const __half *GB) {
+  float *out;
+  cudaMalloc(&out, sizeof(float));
+  auto kernel = fedPeak<C, Blocks>;
+  cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kFedSmem);
+  int blocks = sms * Blocks;
+  kernel<<<blocks, 128, kFedSmem>>>(16, out, GA, GB); // warm-up
+  cudaEvent_t t0, t1;
+  cudaEventCreate(&t0);
+  cudaEventCreate(&t1);
+  double best = 0;
+  for (int rep = 0; rep < 5; ++rep) {
+    cudaEventRecord(t0);
+    kernel<<<blocks, 128, kFedSmem>>>(iters, out, GA, GB);
+    cudaEventRecord(t1);
+    cudaEventSynchronize(t1);
+    float ms;
+    cudaEventElapsedTime(&ms, t0, t1);
+    double flops = double(blocks) * 4 * iters * 64 * (2.0 * 16 * 8 * 16);
+    best = std::max(best, flops / (ms * 1e-3) / 1e12);
+  }
+  cudaError_t err = cudaGetLastError();
+  std::printf("| %-34s | %d blocks/SM | %8.1f |%s\n", name, Blocks, best,
+              err ? cudaGetErrorString(err) : "");
+  cudaFree(out);
+}
+
+void runFedAll(int iters, int sms) {
+  size_t n = size_t(kFedDim) * kFedDim;
+  __half *GA, *GB;
+  cudaMalloc(&GA, n * sizeof(__half));
+  cudaMalloc(&GB, n * sizeof(__half));
+  cudaMemset(GA, 0x11, n * sizeof(__half)); // small normal halves, not zeros
+  cudaMemset(GB, 0x12, n * sizeof(__half));
+  std::printf("| f16, 64x64 warps from shared memory | blocks | TFLOP/s |\n");
+  runFed<Copies::None, 2>("inner loop", iters, sms, GA, GB);
+  runFed<Copies::Resident, 2>("+ cp.async copies (resident)", iters, sms, GA, GB);
+  runFed<Copies::Matrices, 2>("+ cp.async copies (4096^2 matrices)", iters, sms, GA, GB);
+  runFed<Copies::None, 1>("inner loop", iters, sms, GA, GB);
+  runFed<Copies::Matrices, 1>("+ cp.async copies (4096^2 matrices)", iters, sms, GA, GB);
+  cudaFree(GA);
+  cudaFree(GB);
+}
+
 int warpsPerSM = 32;
 
 template <Kind K> double run(const char *name, double flopsPerMma, int iters, int sms) {
@@ -119,5 +283,6 @@ int main(int argc, char **argv) {
   run<Kind::BF16>("m16n8k16 bf16", 2.0 * 16 * 8 * 16, iters, p.multiProcessorCount);
   run<Kind::TF32>("m16n8k8 tf32", 2.0 * 16 * 8 * 8, iters, p.multiProcessorCount);
   run<Kind::S8>("m16n8k32 s8", 2.0 * 16 * 8 * 32, iters, p.multiProcessorCount);
+  runFedAll(iters / 5, p.multiProcessorCount);
   return 0;
 }
