@@ -167,7 +167,8 @@ template <typename FT> FT floatMath(Intrinsic Fn, FT X, FT Y) {
   case Intrinsic::Tanh: return std::tanh(X);
   case Intrinsic::Sigmoid: return FT(1) / (FT(1) + std::exp(-X));
   case Intrinsic::Erf: return std::erf(X);
-  case Intrinsic::Gelu: return FT(0.5) * X * (FT(1) + std::erf(X / std::sqrt(FT(2))));
+  // x scaled by 1/sqrt(2) rounded to FT, as tdsl_gelu (tdsl/device.cuh).
+  case Intrinsic::Gelu: return FT(0.5) * X * (FT(1) + std::erf(X * FT(0.70710678118654752440L)));
   case Intrinsic::Relu: return std::fmax(X, FT(0));
   case Intrinsic::Abs: return std::fabs(X);
   case Intrinsic::Pow: return std::pow(X, Y);
