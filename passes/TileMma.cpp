@@ -107,9 +107,14 @@ Stmt MmaTiler::pipelinedLoop(const Expr &Tiles, bool Wide) {
     else
       Iter.push_back(ifThen(HasNext, loadAll(0, var(Nxt), 0), nullptr, Line));
     if (K == 0) {
+      // Async copies go unguarded: past the last tile their zero-fill
+      // tests fail, so they read nothing and fill a stage no one reads
+      // again. Without the branch ptxas issues them among the mmas of
+      // this step, which is faster on the H200 (bench/RESULTS.md). The
+      // ring loop below keeps its branch: there it measured no faster.
       Expr Fill = add(var(KT), c(St - 1));
-      Iter.push_back(
-          ifThen(lt(Fill, Tiles), copyAll(Fill, imod(Fill, c(St)), Wide), nullptr, Line));
+      Stmt Copy = copyAll(Fill, imod(Fill, c(St)), Wide);
+      Iter.push_back(Wide ? Copy : ifThen(lt(Fill, Tiles), Copy, nullptr, Line));
       Iter.push_back(Commit());
     }
     Iter.push_back(mmas(c(K % 2)));
