@@ -66,8 +66,9 @@ const std::vector<KnobSpec> &knobSpecs() {
        "fragments from shared memory by ldmatrix (on, default) or by one load per element"},
       {"double_buffer", "tile-mma", "on | off",
        "two fragment buffers on tensor cores, the next k step's loaded during this one's mmas, "
-       "with the barrier before a tile's last step (needs an even number of k steps; default "
-       "off: slower on the H200 at the 64x64 warp tile, bench/RESULTS.md)"},
+       "with the barrier before a tile's last step (needs an even number of k steps; default: "
+       "on where the operands take 16-byte cp.async and their fragments ldmatrix, unbatched; "
+       "off elsewhere, where it spills or was slower)"},
       {"swizzle", "tile-mma", "auto | off",
        "XOR-swizzle the shared tiles so that cp.async writes and ldmatrix reads are free of "
        "bank conflicts (default auto: the bank model chooses)"},

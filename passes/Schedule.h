@@ -108,9 +108,13 @@ struct MmaSchedule {
   int64_t Stages = 4;
   bool LdMatrix = true, Swizzle = true, Grouped = true;
   /// Two fragment buffers, the next k step's loaded during this one's
-  /// mmas. Off by default: at the 64x64 warp tile the extra registers
-  /// spill, and it was slower on the H200 (bench/RESULTS.md).
-  bool DoubleBuffer = false;
+  /// mmas, and the refill issued without a branch. Unpinned, on in the
+  /// kernel version whose copies are 16-byte cp.async when every operand's
+  /// fragments come by ldmatrix and there is no batch (faster on the H200
+  /// at most shapes, bench/RESULTS.md); off in the guarded version and for
+  /// per-element fragment loads, where the second buffer spills (ptxas -v,
+  /// sm_90).
+  std::optional<bool> DoubleBuffer;
   /// Why the pinned CUDA-core knobs leave no tensor-core schedule ("" if
   /// they do not).
   std::string Unusable;

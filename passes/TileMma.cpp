@@ -71,8 +71,8 @@ Stmt MmaTiler::mmas(const Expr &Buf) {
 }
 
 /// 6. The k loop with Stages >= 2 and an even number of k steps per tile
-/// when double_buffer = on, software-pipelined at two levels. Tiles: the first Stages - 1 k tiles
-/// are issued up front; step 0 of tile kt refills the stage tile kt - 1
+/// when double-buffered (MmaSchedule::DoubleBuffer), software-pipelined at two levels. Tiles: the
+/// first Stages - 1 k tiles are issued up front; step 0 of tile kt refills the stage tile kt - 1
 /// used with tile kt + Stages - 1, and before the last step every thread
 /// waits for tile kt + 1 (at most Stages - 2 younger groups in flight) and
 /// passes a barrier, so every warp is done with tile kt - 1's stage before
@@ -86,11 +86,11 @@ Stmt MmaTiler::pipelinedLoop(const Expr &Tiles, bool Wide) {
   auto Wait = [&](int64_t P) { return std::make_shared<AsyncWaitNode>(unsigned(P), Line); };
   std::vector<Stmt> Out;
   std::string Pro = Names.fresh("s");
-  Out.push_back(unrolled(
-      Pro, St - 1,
-      block({ifThen(lt(var(Pro), Tiles), copyAll(var(Pro), var(Pro), Wide), nullptr, Line),
-             Commit()}),
-      Line));
+  Out.push_back(
+      unrolled(Pro, St - 1,
+               block({ifThen(lt(var(Pro), Tiles), copyAll(var(Pro), var(Pro), Wide), nullptr, Line),
+                      Commit()}),
+               Line));
   Out.push_back(Wait(St - 2));
   Out.push_back(barrier(Line));
   Out.push_back(ifThen(lt(c(0), Tiles), loadAll(0, c(0), 0), nullptr, Line));
@@ -157,8 +157,8 @@ Stmt MmaTiler::tile(const Stmt &Nest, std::vector<Knob> &) {
   // tiles), else the block gets more warps.
   const int64_t Accs = static_cast<int64_t>(N.Accs.size());
   if (Accs > 1 && !findKnob(F, "warp_tile")) {
-    int64_t RowSides = std::count_if(Sides.begin(), Sides.end(),
-                                     [](const MmaOperandStage &O) { return O.IsA; });
+    int64_t RowSides =
+        std::count_if(Sides.begin(), Sides.end(), [](const MmaOperandStage &O) { return O.IsA; });
     bool Rows = RowSides > static_cast<int64_t>(Sides.size()) - RowSides;
     int64_t &WX = Rows ? S.WarpM : S.WarpN, &BX = Rows ? S.BlockM : S.BlockN;
     int64_t W = std::max<int64_t>(16, WX / Accs / 16 * 16);
@@ -230,9 +230,18 @@ Stmt MmaTiler::tile(const Stmt &Nest, std::vector<Knob> &) {
     }
     return block(std::move(Out));
   };
-  bool Pipelined = S.Stages >= 2 && Steps % 2 == 0 && S.DoubleBuffer;
+  // Unpinned, only the async-copy version double-buffers (MmaSchedule),
+  // and only where every operand's fragments come by ldmatrix and there is
+  // no batch: doubled per-element fragment loads spill (tf32, ptxas -v at
+  // sm_90), and the batched GEMM measured slower (bench/RESULTS.md).
+  bool AutoTwice =
+      N.Batch.empty() && std::all_of(Sides.begin(), Sides.end(),
+                                     [&](const MmaOperandStage &O) { return O.usesLdMatrix(S); });
+  auto Pipelined = [&](bool Wide) {
+    return S.Stages >= 2 && Steps % 2 == 0 && S.DoubleBuffer.value_or(Wide && AutoTwice);
+  };
   auto KLoop = [&](bool Wide) -> Stmt {
-    if (Pipelined)
+    if (Pipelined(Wide))
       return pipelinedLoop(Tiles, Wide);
     if (S.Stages == 1) {
       // Synchronous copies into one stage, a barrier on each side.
@@ -247,11 +256,10 @@ Stmt MmaTiler::tile(const Stmt &Nest, std::vector<Knob> &) {
     std::string St = Names.fresh("s");
     Expr Next = add(var(KT), c(S.Stages - 1));
     return block(
-        {unrolled(
-             St, S.Stages - 1,
-             block({ifThen(lt(var(St), Tiles), copyAll(var(St), var(St), Wide), nullptr, Line),
-                    Commit()}),
-             Line),
+        {unrolled(St, S.Stages - 1,
+                  block({ifThen(lt(var(St), Tiles), copyAll(var(St), var(St), Wide), nullptr, Line),
+                         Commit()}),
+                  Line),
          forLoop(KT, c(0), Tiles, ForKind::Serial,
                  block({Wait(static_cast<unsigned>(S.Stages - 2)), barrier(Line),
                         ifThen(lt(Next, Tiles), copyAll(Next, imod(Next, c(S.Stages)), Wide),
@@ -297,13 +305,14 @@ Stmt MmaTiler::tile(const Stmt &Nest, std::vector<Knob> &) {
     Launch = allocate(tempBuffer(It->Name, It->Type, {c(S.WarpM / 16), c(S.WarpN / 8), c(Frag.C)},
                                  MemScope::Fragment),
                       Launch, Line);
-  Expr Bufs = c(Pipelined ? 2 : 1);
+  bool WideTwice = S.Stages >= 2 && AllAligned && Pipelined(true), GeneralTwice = Pipelined(false);
+  Expr Bufs = c(WideTwice || GeneralTwice ? 2 : 1);
   for (auto It = Sides.rbegin(); It != Sides.rend(); ++It)
-    Launch = allocate(It->IsA ? tempBuffer(It->Frag, FragType, {Bufs, c(S.WarpM / 16), c(Frag.A)},
-                                           MemScope::Fragment)
-                              : tempBuffer(It->Frag, FragType, {Bufs, c(S.WarpN / 8), c(Frag.B)},
-                                           MemScope::Fragment),
-                      Launch, Line);
+    Launch = allocate(
+        It->IsA
+            ? tempBuffer(It->Frag, FragType, {Bufs, c(S.WarpM / 16), c(Frag.A)}, MemScope::Fragment)
+            : tempBuffer(It->Frag, FragType, {Bufs, c(S.WarpN / 8), c(Frag.B)}, MemScope::Fragment),
+        Launch, Line);
   for (auto It = Sides.rbegin(); It != Sides.rend(); ++It) {
     const MmaOperandStage &O = *It;
     Buffer T =
@@ -353,7 +362,11 @@ Stmt MmaTiler::tile(const Stmt &Nest, std::vector<Knob> &) {
                  std::to_string(S.Stages - 1) + " k tiles in flight)"
            : " copied synchronously into one shared stage") +
       Ways + (FragType == DType::TF32 ? ", rounded to tf32" : "") +
-      (S.Grouped ? "; output tiles in groups of 8 tile rows, for L2 reuse" : "");
+      (S.Grouped ? "; output tiles in groups of 8 tile rows, for L2 reuse" : "") +
+      (WideTwice || GeneralTwice
+           ? std::string(GeneralTwice ? "; " : "; where the copies are cp.async, ") +
+                 "each k step's fragments load during the step before"
+           : "");
   if (Accs > 1) {
     std::string AccNames, Staged;
     for (const ContractionAcc &A : N.Accs)

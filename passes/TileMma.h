@@ -21,7 +21,9 @@
 //   so that the copies and the ldmatrix reads are free of bank conflicts;
 //   fragments come from ldmatrix, with .trans for a 16-bit operand whose
 //   contiguous index is not k (one shared load per element for such a 32-
-//   or 8-bit operand); tf32 fragments are rounded as tf32() rounds. Every
+//   or 8-bit operand), in the async-copy version one k step ahead in a
+//   second buffer (double_buffer); tf32 fragments are rounded as tf32()
+//   rounds. Every
 //   size is counted in bytes: a 16-byte copy or ldmatrix row holds 8, 4 or
 //   16 elements, and the k tile is 64 bytes of each operand row. The epilogue runs per accumulator element,
 //   for the outputs inside the tensor. Notes say what was chosen and why.
