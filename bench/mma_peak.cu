@@ -78,6 +78,26 @@ template <Kind K> __global__ void peak(int iters, uint32_t seed, float *out) {
     out[0] = s;
 }
 
+// The fastest of five timed launches, in ms; launch(rep) issues one.
+template <typename Launch> float bestMs(Launch launch) {
+  cudaEvent_t t0, t1;
+  cudaEventCreate(&t0);
+  cudaEventCreate(&t1);
+  float best = 0;
+  for (int rep = 0; rep < 5; ++rep) {
+    cudaEventRecord(t0);
+    launch(rep);
+    cudaEventRecord(t1);
+    cudaEventSynchronize(t1);
+    float ms;
+    cudaEventElapsedTime(&ms, t0, t1);
+    best = rep == 0 ? ms : std::min(best, ms);
+  }
+  cudaEventDestroy(t0);
+  cudaEventDestroy(t1);
+  return best;
+}
+
 //===-- From shared memory: tile-mma's inner loop, and what its copies cost --===//
 //
 // A block of 4 warps runs the loop of tile-mma's default f16 kernel on a
@@ -200,20 +220,8 @@ void runFed(const char *name, int iters, int sms, const __half *GA, const __half
   cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kFedSmem);
   int blocks = sms * Blocks;
   kernel<<<blocks, 128, kFedSmem>>>(16, out, GA, GB); // warm-up
-  cudaEvent_t t0, t1;
-  cudaEventCreate(&t0);
-  cudaEventCreate(&t1);
-  double best = 0;
-  for (int rep = 0; rep < 5; ++rep) {
-    cudaEventRecord(t0);
-    kernel<<<blocks, 128, kFedSmem>>>(iters, out, GA, GB);
-    cudaEventRecord(t1);
-    cudaEventSynchronize(t1);
-    float ms;
-    cudaEventElapsedTime(&ms, t0, t1);
-    double flops = double(blocks) * 4 * iters * 64 * (2.0 * 16 * 8 * 16);
-    best = std::max(best, flops / (ms * 1e-3) / 1e12);
-  }
+  float ms = bestMs([&](int) { kernel<<<blocks, 128, kFedSmem>>>(iters, out, GA, GB); });
+  double best = double(blocks) * 4 * iters * 64 * (2.0 * 16 * 8 * 16) / (ms * 1e-3) / 1e12;
   cudaError_t err = cudaGetLastError();
   std::printf("| %-34s | %d blocks/SM | %8.1f |%s\n", name, Blocks, best,
               err ? cudaGetErrorString(err) : "");
@@ -244,21 +252,9 @@ template <Kind K> double run(const char *name, double flopsPerMma, int iters, in
   cudaMalloc(&out, sizeof(float));
   int threads = 256, blocks = sms * warpsPerSM / 8;
   peak<K><<<blocks, threads>>>(16, 1u, out); // warm-up
-  cudaEvent_t t0, t1;
-  cudaEventCreate(&t0);
-  cudaEventCreate(&t1);
-  double best = 0;
-  for (int rep = 0; rep < 5; ++rep) {
-    cudaEventRecord(t0);
-    peak<K><<<blocks, threads>>>(iters, 1u + rep, out);
-    cudaEventRecord(t1);
-    cudaEventSynchronize(t1);
-    float ms;
-    cudaEventElapsedTime(&ms, t0, t1);
-    double mmas = double(blocks) * (threads / 32) * iters * kChains;
-    double tflops = mmas * flopsPerMma / (ms * 1e-3) / 1e12;
-    best = tflops > best ? tflops : best;
-  }
+  float ms = bestMs([&](int rep) { peak<K><<<blocks, threads>>>(iters, 1u + rep, out); });
+  double mmas = double(blocks) * (threads / 32) * iters * kChains;
+  double best = mmas * flopsPerMma / (ms * 1e-3) / 1e12;
   cudaError_t err = cudaGetLastError();
   std::printf("| %-18s | %8.1f |%s\n", name, best, err ? cudaGetErrorString(err) : "");
   cudaFree(out);

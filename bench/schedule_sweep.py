@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""A tensor-core schedule against another over GEMM shapes, with torch's
+matmul (cuBLAS) as the peer of both in the same run: how a change of default
+is checked on shapes the suite does not hold (skinny, wide, MLP-sized).
+
+    python3 bench/schedule_sweep.py [--base KEY=VALUE,...] [--new KEY=VALUE,...]
+        [--arch sm_90] [--out DIR] [--quick]
+
+Each suite kernel (bench/suite: gemm_f16 over 13 shapes, gemm_bf16, gemm_tf32,
+gemm_i8, bgemm_f16, gemm_bias_gelu, gated_mlp) is compiled twice by the tdsl
+package, with the knobs of --base and of --new pinned (default: base
+double_buffer=off, new none: tdslc's own choice), and called on the same
+torch tensors as the peer. Times are medians of 5 runs of 20 back-to-back
+launches (CUDA events); each row gives peer ms / tdslc ms for both and their
+ratio. A relative error over 2e-2 against the peer marks the row BAD.
+Without torch or a GPU it says so and exits 0 having measured nothing."""
+import argparse
+import os
+import sys
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(REPO, "python"))
+import tdsl  # noqa: E402
+
+try:
+    import torch
+    import torch.nn.functional as F
+except ImportError:
+    torch = None
+
+GEMM_SHAPES = [(1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192),
+               (4095, 4097, 1023), (128, 4096, 4096), (16, 4096, 4096), (512, 4096, 4096),
+               (4096, 11008, 4096), (4096, 4096, 11008), (8192, 1024, 8192), (2048, 8192, 2048),
+               (1536, 1536, 1536)]
+
+
+def knobs(text):
+    """'a=1,b=[2,3]' -> {'a': '1', 'b': '[2,3]'} (brackets keep their commas)."""
+    out, depth, cur = {}, 0, ""
+    for ch in text + ",":
+        depth += ch == "["
+        depth -= ch == "]"
+        if ch == "," and depth == 0:
+            if cur:
+                key, _, value = cur.partition("=")
+                out[key.strip()] = value.strip()
+            cur = ""
+        else:
+            cur += ch
+    return out
+
+
+def median_ms(fn, reps=20):
+    for _ in range(3):
+        fn()
+    times = []
+    for _ in range(5):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        for _ in range(reps):
+            fn()
+        e.record()
+        e.synchronize()
+        times.append(s.elapsed_time(e) / reps)
+    return sorted(times)[len(times) // 2]
+
+
+def cases(quick):
+    def rand(*shape, dtype=torch.float16):
+        if dtype == torch.int8:
+            return torch.randint(-4, 5, shape, device="cuda", dtype=dtype)
+        return torch.randn(*shape, device="cuda", dtype=dtype)
+
+    shapes = GEMM_SHAPES[:3] if quick else GEMM_SHAPES
+    for m, n, k in shapes:
+        yield "gemm_f16", (rand(m, k), rand(k, n)), lambda a, b: a @ b, f"{m}x{n}x{k}"
+    if quick:
+        return
+    bf = torch.bfloat16
+    for m in (4096, 8192):
+        yield "gemm_bf16", (rand(m, m, dtype=bf), rand(m, m, dtype=bf)), lambda a, b: a @ b, f"{m}^3"
+    yield ("gemm_tf32", (rand(4096, 4096, dtype=torch.float32), rand(4096, 4096, dtype=torch.float32)),
+           lambda a, b: a @ b, "4096^3")
+    yield ("gemm_i8", (rand(4096, 4096, dtype=torch.int8), rand(4096, 4096, dtype=torch.int8)),
+           torch._int_mm, "4096^3")
+    yield "bgemm_f16", (rand(16, 1024, 1024), rand(16, 1024, 1024)), torch.bmm, "16x1024^3"
+    yield ("gemm_bias_gelu", (rand(4096, 4096), rand(4096, 4096), rand(4096, dtype=torch.float32)),
+           lambda a, b, bias: F.gelu(a.float() @ b.float() + bias).half(), "4096^3")
+    yield ("gated_mlp", (rand(4096, 4096), rand(4096, 11008), rand(4096, 11008)),
+           lambda x, g, u: F.silu(x @ g) * (x @ u), "T4096 D4096 F11008")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--base", default="double_buffer=off")
+    ap.add_argument("--new", default="")
+    ap.add_argument("--arch", default=None, help="default: the GPU's own")
+    ap.add_argument("--out", default=os.path.join(REPO, "build", "schedule-sweep"))
+    ap.add_argument("--quick", action="store_true", help="three f16 shapes only")
+    args = ap.parse_args()
+    if torch is None or not torch.cuda.is_available():
+        print("schedule_sweep: no torch with a CUDA device here; nothing measured")
+        return 0
+    torch.backends.cuda.matmul.allow_tf32 = True
+    torch.manual_seed(0)
+    variants = {"base": knobs(args.base), "new": knobs(args.new)}
+    built = {}
+    print(f"base: {args.base or '(no pins)'}; new: {args.new or '(no pins)'}")
+    print("| kernel | shape | peer ms | base | new | new / base |")
+    print("|---|---|---|---|---|---|")
+    for name, inputs, peer, shape in cases(args.quick):
+        for v, pins in variants.items():
+            if (name, v) not in built:
+                built[(name, v)] = tdsl.compile(os.path.join(REPO, "bench", "suite", name + ".tdsl"),
+                                                arch=args.arch, schedule=pins, cache_dir=args.out)
+        ref = peer(*inputs).double()
+        peer_ms = median_ms(lambda: peer(*inputs))
+        ms, bad = {}, []
+        for v in variants:
+            kernel = getattr(built[(name, v)], name)
+            err = ((kernel(*inputs).double() - ref).norm() / ref.norm()).item()
+            if not err <= 2e-2:
+                bad.append(f"{v} err {err:.1e}")
+            ms[v] = median_ms(lambda: kernel(*inputs))
+        print(f"| {name} | {shape} | {peer_ms:.4f} | {peer_ms / ms['base']:.3f} | "
+              f"{peer_ms / ms['new']:.3f} | {ms['base'] / ms['new']:.3f} |"
+              + (" BAD: " + ", ".join(bad) if bad else ""), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
