@@ -222,6 +222,8 @@ bool isPowerOf2(int64_t V) { return V > 0 && (V & (V - 1)) == 0; }
 ContractionSchedule contractionSchedule(const Func &F, int64_t ElemBytes,
                                         int64_t MaxSharedBytes,
                                         std::vector<ScheduleProblem> *Problems) {
+  if (MaxSharedBytes < 0)
+    MaxSharedBytes = F.MaxSharedBytes;
   ContractionSchedule S;
   KnobReader R(F, Problems);
   int64_t Block[2], Thread[2], K, Vec;
@@ -307,6 +309,8 @@ ContractionSchedule contractionSchedule(const Func &F, int64_t ElemBytes,
 
 MmaSchedule mmaSchedule(const Func &F, int64_t ElemBytes, int64_t MaxSharedBytes,
                         std::vector<ScheduleProblem> *Problems) {
+  if (MaxSharedBytes < 0)
+    MaxSharedBytes = F.MaxSharedBytes;
   MmaSchedule S;
   KnobReader R(F, Problems);
   if (const Knob *K = findKnob(F, "tensor_cores")) {

@@ -88,9 +88,10 @@ struct ContractionSchedule {
 };
 /// F's contraction schedule: the defaults with F's pinned knobs applied.
 /// Problems (if non-null) receives what makes the pinned values impossible;
-/// ElemBytes is the size of the staged operands' elements.
+/// ElemBytes is the size of the staged operands' elements; MaxSharedBytes
+/// is what a block may use (-1: F.MaxSharedBytes, its --arch list's least).
 ContractionSchedule contractionSchedule(const ir::Func &F, int64_t ElemBytes = 4,
-                                        int64_t MaxSharedBytes = 227 * 1024,
+                                        int64_t MaxSharedBytes = -1,
                                         std::vector<ScheduleProblem> *Problems = nullptr);
 
 /// Whether contractions run on tensor cores (the tensor_cores knob).
@@ -124,9 +125,8 @@ struct MmaSchedule {
   }
 };
 /// F's tensor-core schedule: the defaults with F's pinned knobs applied;
-/// Problems as for contractionSchedule.
-MmaSchedule mmaSchedule(const ir::Func &F, int64_t ElemBytes = 2,
-                        int64_t MaxSharedBytes = 227 * 1024,
+/// Problems and MaxSharedBytes as for contractionSchedule.
+MmaSchedule mmaSchedule(const ir::Func &F, int64_t ElemBytes = 2, int64_t MaxSharedBytes = -1,
                         std::vector<ScheduleProblem> *Problems = nullptr);
 
 /// The value of an `on | off` knob, or Default when it is not pinned.

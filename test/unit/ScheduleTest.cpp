@@ -155,6 +155,20 @@ TEST(Schedule, TensorCoreKnobs) {
   EXPECT_EQ(problemFor(Cores, "k_tile"), "");
   EXPECT_NE(mmaSchedule(Cores).Unusable.find("multiple of 16"), std::string::npos);
   EXPECT_EQ(mmaSchedule(Cores).WarpM, 32); // the warp tile follows the block tile
+  // The passes' schedules hold the tiles to F's own shared-memory limit
+  // (the least of its --arch list): 7 stages of 128x128 k 32 f16 tiles
+  // (112 KiB) fit the H200's 227 KiB, not sm_86's 99 KiB.
+  ir::Func Small = withKnobs({"stages=7"});
+  EXPECT_TRUE(mmaSchedule(Small).Unusable.empty());
+  Small.MaxSharedBytes = 99 * 1024;
+  EXPECT_NE(mmaSchedule(Small).Unusable.find("the target allows 101376"), std::string::npos);
+  ir::Func SmallCores = withKnobs({"k_tile=64", "stages=2"});
+  EXPECT_TRUE(problemFor(SmallCores, "k_tile").empty());
+  SmallCores.MaxSharedBytes = 48 * 1024;
+  std::vector<ScheduleProblem> Problems;
+  contractionSchedule(SmallCores, 4, -1, &Problems);
+  ASSERT_EQ(Problems.size(), 1u);
+  EXPECT_NE(Problems[0].Message.find("shared-memory tiles need"), std::string::npos);
   // With tensor_cores = on the same k tile is one.
   EXPECT_NE(problemFor(withKnobs({"tensor_cores=on", "k_tile=8"}), "k_tile")
                 .find("on tensor cores"),
