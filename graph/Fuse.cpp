@@ -223,7 +223,7 @@ FusionPlan planFusion(const KernelGraph &G, const FusionOptions &O) {
   for (const Node &Nd : G.Nodes)
     MembersOf[Nd.Id] = {Nd.Id};
   if (O.Enabled && O.Siblings)
-    for (const SiblingGroup &Gr : findSiblings(G, O.Factor, EpilogueWhyNot, P.Why, P.Refused))
+    for (const SiblingGroup &Gr : findSiblings(G, P.Lower.FactorsOut, EpilogueWhyNot, P.Why, P.Refused))
       for (unsigned S : Gr.Others) {
         SiblingOf[S] = static_cast<int>(Gr.First);
         MembersOf[Gr.First].push_back(S);

@@ -90,7 +90,7 @@ std::string untileable(const Node &N) {
 /// and how many others stay in the sum (none when the factor rule takes
 /// them out). Siblings must agree, or one would take the other off the
 /// tensor cores.
-std::string productShape(const Node &N, bool FactorRule) {
+std::string productShape(const Node &N, const std::set<std::string> &FactoredOut) {
   std::vector<const ast::Expr *> Fs;
   ast::productFactors(*N.S->Value, Fs);
   std::vector<std::string> Bound;
@@ -103,7 +103,7 @@ std::string productShape(const Node &N, bool FactorRule) {
   }
   llvm::sort(Bound);
   std::string S = llvm::join(Bound, " * ");
-  if (Free && !FactorRule)
+  if (Free && !FactoredOut.count(N.target()))
     S += " and " + std::to_string(Free) + " factor(s) free of the reduced indices";
   return S;
 }
@@ -111,7 +111,7 @@ std::string productShape(const Node &N, bool FactorRule) {
 /// Why contraction S cannot join the launch of First (whose group has
 /// Members nodes), with which it shares the read Shared, or "".
 std::string joinRefusal(const KernelGraph &G, const Node &First, size_t Members, const Node &S,
-                        const Read &Shared, bool FactorRule) {
+                        const Read &Shared, const std::set<std::string> &FactoredOut) {
   std::string Of = "'" + First.target() + "' (line " + std::to_string(First.Line) + ")";
   // (Both sum: a contraction's combiner is +=, graph/Graph.h.)
   if (std::string Why = untileable(S); !Why.empty())
@@ -141,7 +141,7 @@ std::string joinRefusal(const KernelGraph &G, const Node &First, size_t Members,
       return "its operand '" + R.Tensor + "' is not " + dtypeName(Operand).str() + " as '" +
              Shared.Tensor + "' is";
   }
-  std::string Mine = productShape(S, FactorRule), Theirs = productShape(First, FactorRule);
+  std::string Mine = productShape(S, FactoredOut), Theirs = productShape(First, FactoredOut);
   if (Mine != Theirs)
     return "its product (" + Mine + ") is not of the form of that of " + Of + " (" + Theirs +
            "), so one tiling could not take both";
@@ -155,7 +155,7 @@ std::string joinRefusal(const KernelGraph &G, const Node &First, size_t Members,
 } // namespace
 
 std::vector<SiblingGroup>
-findSiblings(const KernelGraph &G, bool FactorRule,
+findSiblings(const KernelGraph &G, const std::set<std::string> &FactoredOut,
              const std::function<std::string(const std::vector<unsigned> &)> &EpilogueWhyNot,
              std::vector<std::string> &Why, std::vector<bool> &Refused) {
   std::vector<SiblingGroup> Groups;
@@ -179,7 +179,7 @@ findSiblings(const KernelGraph &G, bool FactorRule,
       if (!Shared)
         continue;
       const Node &First = G.Nodes[Gr.First];
-      std::string Why = joinRefusal(G, First, 1 + Gr.Others.size(), S, *Shared, FactorRule);
+      std::string Why = joinRefusal(G, First, 1 + Gr.Others.size(), S, *Shared, FactoredOut);
       // Sharing the tile must not cost an epilogue the group, or S alone,
       // would take.
       std::vector<unsigned> Members = {Gr.First};

@@ -44,6 +44,7 @@
 #include "graph/Graph.h"
 
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -58,13 +59,14 @@ struct SiblingGroup {
   std::vector<unsigned> Others;
 };
 
-/// The sibling groups of G; FactorRule says whether factors free of the
-/// reduced indices leave the sums (graph/Fuse.h), and EpilogueWhyNot of a
+/// The sibling groups of G; FactoredOut names the contractions whose
+/// factors free of the reduced indices leave the sum (the factor rule,
+/// graph/Fuse.h), and EpilogueWhyNot of a
 /// contraction and its siblings is "" when the epilogue rule takes the
 /// maps reading their results, else why not. Why gets the reason of each
 /// decision (appended to what is there), and Refused marks the refusals.
 std::vector<SiblingGroup>
-findSiblings(const KernelGraph &G, bool FactorRule,
+findSiblings(const KernelGraph &G, const std::set<std::string> &FactoredOut,
              const std::function<std::string(const std::vector<unsigned> &)> &EpilogueWhyNot,
              std::vector<std::string> &Why, std::vector<bool> &Refused);
 
