@@ -220,10 +220,8 @@ bool isPowerOf2(int64_t V) { return V > 0 && (V & (V - 1)) == 0; }
 } // namespace
 
 ContractionSchedule contractionSchedule(const Func &F, int64_t ElemBytes,
-                                        int64_t MaxSharedBytes,
                                         std::vector<ScheduleProblem> *Problems) {
-  if (MaxSharedBytes < 0)
-    MaxSharedBytes = F.MaxSharedBytes;
+  const int64_t MaxSharedBytes = F.MaxSharedBytes;
   ContractionSchedule S;
   KnobReader R(F, Problems);
   int64_t Block[2], Thread[2], K, Vec;
@@ -307,10 +305,9 @@ ContractionSchedule contractionSchedule(const Func &F, int64_t ElemBytes,
   return S;
 }
 
-MmaSchedule mmaSchedule(const Func &F, int64_t ElemBytes, int64_t MaxSharedBytes,
+MmaSchedule mmaSchedule(const Func &F, int64_t ElemBytes,
                         std::vector<ScheduleProblem> *Problems) {
-  if (MaxSharedBytes < 0)
-    MaxSharedBytes = F.MaxSharedBytes;
+  const int64_t MaxSharedBytes = F.MaxSharedBytes;
   MmaSchedule S;
   KnobReader R(F, Problems);
   if (const Knob *K = findKnob(F, "tensor_cores")) {
@@ -412,7 +409,7 @@ int64_t knobInt(const Func &F, llvm::StringRef Key, int64_t Default) {
   return R.ints(Key, 1, INT64_MIN, INT64_MAX, &V) ? V : Default;
 }
 
-std::vector<ScheduleProblem> checkSchedule(const Func &F, int64_t MaxSharedBytes) {
+std::vector<ScheduleProblem> checkSchedule(const Func &F) {
   std::vector<ScheduleProblem> Problems;
   for (const Knob &K : F.Schedule)
     if (!llvm::any_of(knobSpecs(), [&](const KnobSpec &S) { return K.Key == S.Key; })) {
@@ -421,7 +418,7 @@ std::vector<ScheduleProblem> checkSchedule(const Func &F, int64_t MaxSharedBytes
         Keys += (Keys.empty() ? "" : ", ") + std::string(S.Key);
       Problems.push_back({K.Key, K.Line, "unknown key (the keys: " + Keys + ")"});
     }
-  contractionSchedule(F, 4, MaxSharedBytes, &Problems);
+  contractionSchedule(F, 4, &Problems);
   // The tensor-core limits depend on the operands' size: checked for each
   // size F's contractions use (16-bit when it has none), each problem once.
   struct OperandSizes : IRVisitor {
@@ -449,7 +446,7 @@ std::vector<ScheduleProblem> checkSchedule(const Func &F, int64_t MaxSharedBytes
     Sizes.push_back(2);
   for (int64_t Bytes : Sizes) {
     std::vector<ScheduleProblem> Mma;
-    mmaSchedule(F, Bytes, MaxSharedBytes, &Mma);
+    mmaSchedule(F, Bytes, &Mma);
     for (ScheduleProblem &P : Mma)
       if (!llvm::any_of(Problems, [&](const ScheduleProblem &Q) {
             return Q.Key == P.Key && Q.Message == P.Message;

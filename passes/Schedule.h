@@ -50,8 +50,8 @@ struct ScheduleProblem {
 };
 
 /// Every problem with F's pinned knobs, for a target whose blocks may use
-/// MaxSharedBytes of shared memory.
-std::vector<ScheduleProblem> checkSchedule(const ir::Func &F, int64_t MaxSharedBytes);
+/// F.MaxSharedBytes of shared memory.
+std::vector<ScheduleProblem> checkSchedule(const ir::Func &F);
 
 /// What the tile-contraction pass builds: a block computes BlockM x BlockN
 /// outputs, TileK of the reduction at a time, with (BlockM / ThreadM) x
@@ -88,10 +88,9 @@ struct ContractionSchedule {
 };
 /// F's contraction schedule: the defaults with F's pinned knobs applied.
 /// Problems (if non-null) receives what makes the pinned values impossible;
-/// ElemBytes is the size of the staged operands' elements; MaxSharedBytes
-/// is what a block may use (-1: F.MaxSharedBytes, its --arch list's least).
+/// ElemBytes is the size of the staged operands' elements. The tiles must
+/// fit F.MaxSharedBytes (the least of its --arch list).
 ContractionSchedule contractionSchedule(const ir::Func &F, int64_t ElemBytes = 4,
-                                        int64_t MaxSharedBytes = -1,
                                         std::vector<ScheduleProblem> *Problems = nullptr);
 
 /// Whether contractions run on tensor cores (the tensor_cores knob).
@@ -125,8 +124,8 @@ struct MmaSchedule {
   }
 };
 /// F's tensor-core schedule: the defaults with F's pinned knobs applied;
-/// Problems and MaxSharedBytes as for contractionSchedule.
-MmaSchedule mmaSchedule(const ir::Func &F, int64_t ElemBytes = 2, int64_t MaxSharedBytes = -1,
+/// Problems and the shared-memory limit as for contractionSchedule.
+MmaSchedule mmaSchedule(const ir::Func &F, int64_t ElemBytes = 2,
                         std::vector<ScheduleProblem> *Problems = nullptr);
 
 /// The value of an `on | off` knob, or Default when it is not pinned.

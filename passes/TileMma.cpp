@@ -276,7 +276,8 @@ Stmt MmaTiler::tile(const Stmt &Nest, std::vector<Knob> &) {
   Expr AllAligned = Sides[0].Aligned;
   for (size_t I = 1; I < Sides.size() && AllAligned; ++I)
     AllAligned = Sides[I].Aligned ? land(AllAligned, Sides[I].Aligned) : nullptr;
-  if (S.Stages >= 2 && AllAligned) {
+  const bool HasWide = S.Stages >= 2 && AllAligned;
+  if (HasWide) {
     // One after another: the order of the fresh names is fixed.
     Stmt Wide = KLoop(true);
     Body.push_back(ifThen(AllAligned, Wide, KLoop(false), Line));
@@ -305,7 +306,7 @@ Stmt MmaTiler::tile(const Stmt &Nest, std::vector<Knob> &) {
     Launch = allocate(tempBuffer(It->Name, It->Type, {c(S.WarpM / 16), c(S.WarpN / 8), c(Frag.C)},
                                  MemScope::Fragment),
                       Launch, Line);
-  bool WideTwice = S.Stages >= 2 && AllAligned && Pipelined(true), GeneralTwice = Pipelined(false);
+  bool WideTwice = HasWide && Pipelined(true), GeneralTwice = Pipelined(false);
   Expr Bufs = c(WideTwice || GeneralTwice ? 2 : 1);
   for (auto It = Sides.rbegin(); It != Sides.rend(); ++It)
     Launch = allocate(

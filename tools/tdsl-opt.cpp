@@ -140,7 +140,7 @@ int main(int argc, char **argv) {
   bool BadSchedule = false;
   for (ir::Func &F : M->Funcs) {
     llvm::append_range(F.Schedule, Knobs);
-    for (const ScheduleProblem &P : checkSchedule(F, 227 * 1024)) {
+    for (const ScheduleProblem &P : checkSchedule(F)) {
       WithColor::error(errs(), DisplayName)
           << "function '" << F.Name << "': schedule key '" << P.Key << "'"
           << (P.Line ? " (line " + std::to_string(P.Line) + ")" : std::string(" (--schedule)"))

@@ -276,7 +276,7 @@ Outcome checkInProcess(const std::string &Text, const RunSpec &Spec) {
   // memory): a drawn schedule it refuses is the generator's bug.
   for (const auto &K : M->Kernels)
     for (const ScheduleProblem &P :
-         checkSchedule(lowerKernel(*K, [&](SMLoc L) { return DE.lineOf(L); }), 232448)) {
+         checkSchedule(lowerKernel(*K, [&](SMLoc L) { return DE.lineOf(L); }))) {
       O.Ok = false;
       O.Signature = "rejected: schedule '" + P.Key + "': " + P.Message;
       return O;

@@ -354,7 +354,8 @@ bool schedulesValid(const ast::Module &M, DiagEngine &Diags) {
       continue;
     ir::Func F = lowerKernel(*K, [&](SMLoc L) { return Diags.lineOf(L); });
     llvm::append_range(F.Schedule, CommandLineKnobs);
-    for (const ScheduleProblem &P : checkSchedule(F, MaxShared)) {
+    F.MaxSharedBytes = MaxShared;
+    for (const ScheduleProblem &P : checkSchedule(F)) {
       Ok = false;
       const ast::ScheduleEntry *Entry = nullptr;
       if (P.Line && K->Sched)

@@ -60,7 +60,8 @@ TEST(Schedule, LaterEntriesWin) {
 
 TEST(Schedule, DefaultsAreAValidLaunch) {
   ir::Func F = withKnobs({});
-  EXPECT_TRUE(checkSchedule(F, 48 * 1024).empty());
+  F.MaxSharedBytes = 48 * 1024;
+  EXPECT_TRUE(checkSchedule(F).empty());
   ContractionSchedule S = contractionSchedule(F);
   EXPECT_EQ(S.threads(), 256);
   EXPECT_EQ(S.BlockM % S.ThreadM, 0);
@@ -70,7 +71,8 @@ TEST(Schedule, DefaultsAreAValidLaunch) {
   EXPECT_TRUE(S.Prefetch);
   EXPECT_EQ(S.Stages, 2);
   ir::Func NoPrefetch = withKnobs({"prefetch=off"});
-  EXPECT_TRUE(checkSchedule(NoPrefetch, 48 * 1024).empty());
+  NoPrefetch.MaxSharedBytes = 48 * 1024;
+  EXPECT_TRUE(checkSchedule(NoPrefetch).empty());
   EXPECT_EQ(contractionSchedule(NoPrefetch).Stages, 1);
   // Copy runs are off unless asked for (measured slower on the H200).
   EXPECT_FALSE(S.CopyRuns);
@@ -78,8 +80,9 @@ TEST(Schedule, DefaultsAreAValidLaunch) {
 }
 
 /// The message checkSchedule gives for Key, or "" when it accepts F.
-std::string problemFor(const ir::Func &F, const std::string &Key, int64_t Smem = 227 * 1024) {
-  for (const ScheduleProblem &P : checkSchedule(F, Smem))
+std::string problemFor(ir::Func F, const std::string &Key, int64_t Smem = 227 * 1024) {
+  F.MaxSharedBytes = Smem;
+  for (const ScheduleProblem &P : checkSchedule(F))
     if (P.Key == Key)
       return P.Message;
   return "";
@@ -166,7 +169,7 @@ TEST(Schedule, TensorCoreKnobs) {
   EXPECT_TRUE(problemFor(SmallCores, "k_tile").empty());
   SmallCores.MaxSharedBytes = 48 * 1024;
   std::vector<ScheduleProblem> Problems;
-  contractionSchedule(SmallCores, 4, -1, &Problems);
+  contractionSchedule(SmallCores, 4, &Problems);
   ASSERT_EQ(Problems.size(), 1u);
   EXPECT_NE(Problems[0].Message.find("shared-memory tiles need"), std::string::npos);
   // With tensor_cores = on the same k tile is one.
