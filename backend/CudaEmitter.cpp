@@ -531,7 +531,11 @@ struct Launch {
   const IfNode *Version = nullptr;
   /// Shared tiles beyond the default 48 KiB: one dynamic buffer carved at
   /// the shape's 16-byte aligned offsets (no reuse yet).
-  bool dynamicShared() const { return Shape.SharedBytes > DefaultSharedBytes; }
+  /// Tiles as pointers into the launch's dynamic shared memory, at their
+  /// offsets: past the static limit, or where tiles share bytes.
+  bool dynamicShared() const {
+    return Shape.SharedBytes > DefaultSharedBytes || Shape.SharedReused;
+  }
 };
 
 /// One step of a launcher: allocate a global buffer, launch, or free.

@@ -269,6 +269,21 @@ struct BufferState {
   std::vector<uint32_t> InitGen;
   std::vector<AccessRecord> Access; ///< Tracked: one per element
   std::vector<uint32_t> Pending;    ///< AsyncDst: copies in flight per element
+  /// Shared and tracked: its bytes in the block's shared memory (stacked as
+  /// ir::launchShape lays them out) and the SharedEpoch of its latest
+  /// access. Where its bytes were another tile's, accessed in the epoch it
+  /// was allocated in, any access before a barrier is a race (ReuseOf).
+  int64_t SharedBytes = 0, SharedStart = 0;
+  uint32_t LastEpoch = 0, ReuseEpoch = 0;
+  std::string ReuseOf;
+};
+
+/// A shared tile whose scope has ended in the running block: its bytes and
+/// the epoch of its latest access.
+struct DeadTile {
+  int64_t Start, End;
+  uint32_t LastEpoch;
+  unsigned Slot;
 };
 
 struct PendingCopy {
@@ -355,6 +370,11 @@ private:
   bool inOneChunk(const BufferState &B, int64_t Off, int64_t N, uint32_t L, const char *What);
   bool retire(const std::vector<uint32_t> &Group);
   bool allocate(CStmt &S, const LaneList &Act);
+  /// The end of an allocation's scope: a shared tile's bytes become free.
+  void release(unsigned Slot);
+  /// Records an access of tracked shared tile B; an error where B reuses
+  /// bytes another tile used since the last barrier.
+  bool checkReuse(BufferState &B, uint32_t L);
   void dropPendingCopies();
   bool step();
 
@@ -419,6 +439,11 @@ private:
   std::vector<uint32_t> Tid[3];
   LaneList AllLanes, HostLanes{0};
   uint32_t LaunchEpoch = 1, SharedEpoch = 1;
+
+  /// Shared tiles of the running block: the bytes the live ones hold, and
+  /// those whose scope ended with an access since the last barrier.
+  int64_t SharedTop = 0;
+  std::vector<DeadTile> Dead;
 
   std::vector<PendingCopy> Copies;
   std::vector<LaneAsync> Async;
@@ -517,6 +542,8 @@ unsigned Interpreter::addBuffer(const Buffer &B) {
   S.Scope = B.Scope;
   S.PerLane = B.Scope == MemScope::Register || B.Scope == MemScope::Fragment;
   S.Tracked = Opts.CheckRaces && !S.PerLane;
+  if (S.Tracked && B.Scope == MemScope::Shared)
+    S.SharedBytes = sharedAllocBytes(B).value_or(0);
   S.Rank = B.rank();
   S.Swz = B.Swz;
   BufScope[B.Name].push_back(Slot);
@@ -896,6 +923,8 @@ bool Interpreter::launch(CStmt &S) {
         BlockIdx[2] = BZ;
         BlockLinear = BX + uint64_t(Grid[0]) * (BY + uint64_t(Grid[1]) * BZ);
         ++SharedEpoch;
+        SharedTop = 0;
+        Dead.clear();
         if (!exec(S, AllLanes))
           return false;
         if (AnyAsync)
@@ -984,7 +1013,7 @@ bool Interpreter::execStmt(CStmt &S, const LaneList &Act) {
     if (!allocate(S, Act))
       return false;
     bool Ok = exec(*S.Body[0], Act);
-    Buffers[S.Slot].Live = false;
+    release(S.Slot);
     return Ok;
   }
   case StmtKind::Barrier:
@@ -1130,7 +1159,36 @@ bool Interpreter::allocate(CStmt &S, const LaneList &Act) {
     B.Gen = 1;
   }
   B.Live = true;
+  if (B.SharedBytes) {
+    B.SharedStart = SharedTop;
+    SharedTop += B.SharedBytes;
+    B.ReuseEpoch = 0;
+    for (const DeadTile &D : Dead)
+      if (D.LastEpoch == SharedEpoch && D.Start < SharedTop && B.SharedStart < D.End) {
+        B.ReuseEpoch = SharedEpoch;
+        B.ReuseOf = Buffers[D.Slot].Name;
+      }
+  }
   return true;
+}
+
+void Interpreter::release(unsigned Slot) {
+  BufferState &B = Buffers[Slot];
+  B.Live = false;
+  if (!B.SharedBytes)
+    return;
+  // Tiles last touched before a barrier can race with nothing: dropped.
+  llvm::erase_if(Dead, [&](const DeadTile &D) { return D.LastEpoch != SharedEpoch; });
+  Dead.push_back({B.SharedStart, B.SharedStart + B.SharedBytes, B.LastEpoch, Slot});
+  SharedTop = B.SharedStart;
+}
+
+bool Interpreter::checkReuse(BufferState &B, uint32_t L) {
+  B.LastEpoch = SharedEpoch;
+  if (B.ReuseEpoch != SharedEpoch)
+    return true;
+  return fail("shared-memory race: " + B.Name + " reuses the bytes of " + B.ReuseOf +
+              ", accessed with no barrier since, " + whereStr(L));
 }
 
 bool Interpreter::linearIndex(const BufferState &B, const std::vector<const Value *> &Idx,
@@ -1153,6 +1211,8 @@ bool Interpreter::checkRead(BufferState &B, int64_t Off, int64_t Pos, uint32_t L
     return fail("read of uninitialized " + elementStr(B, Off) + " " + whereStr(L));
   if (!B.Tracked)
     return true;
+  if (B.SharedBytes && !checkReuse(B, L))
+    return false;
   AccessRecord &R = B.Access[Off];
   uint32_t Epoch = epochOf(B), T = threadId(L);
   if (R.Epoch != Epoch) {
@@ -1173,6 +1233,8 @@ bool Interpreter::checkWrite(BufferState &B, int64_t Off, int64_t Pos, uint32_t 
     return fail("async copy not yet waited for: " + elementStr(B, Off) + " written " + whereStr(L));
   if (!B.Tracked)
     return true;
+  if (B.SharedBytes && !checkReuse(B, L))
+    return false;
   AccessRecord &R = B.Access[Off];
   uint32_t Epoch = epochOf(B), T = threadId(L);
   if (R.Epoch != Epoch) {

@@ -18,6 +18,9 @@ public:
   LaunchShape Shape;
 
 protected:
+  int64_t Top = 0; ///< shared bytes held by the allocations around the visit
+  int64_t Sum = 0; ///< and by every allocation so far
+
   void use(const std::string &B) {
     if (!llvm::is_contained(Shape.Buffers, B))
       Shape.Buffers.push_back(B);
@@ -50,12 +53,19 @@ protected:
     Shape.LocalBuffers.insert(N.Buf.Name);
     if (N.Buf.Scope == MemScope::Shared) {
       if (std::optional<int64_t> Bytes = sharedAllocBytes(N.Buf)) {
+        // A stack: the tile lives above those whose scope holds it, and
+        // its bytes are free again after its own scope.
         Shape.SharedAllocs.push_back(&N);
-        Shape.SharedOffsets.push_back(Shape.SharedBytes);
-        Shape.SharedBytes += *Bytes;
-      } else {
-        Shape.NonConstantShared.push_back(N.Buf.Name);
+        Shape.SharedOffsets.push_back(Top);
+        Top += *Bytes;
+        Sum += *Bytes;
+        Shape.SharedBytes = std::max(Shape.SharedBytes, Top);
+        Shape.SharedReused = Sum > Shape.SharedBytes;
+        IRVisitor::visitAllocate(N);
+        Top -= *Bytes;
+        return;
       }
+      Shape.NonConstantShared.push_back(N.Buf.Name);
     }
     IRVisitor::visitAllocate(N);
   }

@@ -43,10 +43,18 @@ struct LaunchShape {
   std::vector<std::string> GridProblems;
 
   /// Shared tiles, in allocation order, and each one's byte offset in the
-  /// block's shared memory (16-byte aligned, no reuse); their total.
+  /// block's shared memory (16-byte aligned); the most live at once. Tiles
+  /// are stacked: one starts where those around it end, so tiles in
+  /// sibling scopes share bytes (the epilogue's staging tile reuses the
+  /// operand tiles'), and the code must put a barrier between the last
+  /// access of one and the first of the next (the interpreter checks).
   std::vector<const AllocateNode *> SharedAllocs;
   std::vector<int64_t> SharedOffsets;
   int64_t SharedBytes = 0;
+  /// Whether two tiles share bytes: their sum passes SharedBytes. Such a
+  /// launch needs one byte array under them (the backend's dynamic shared
+  /// memory), not a C array per tile, which the compiler keeps apart.
+  bool SharedReused = false;
   /// Shared tiles whose shape is not constant (not counted above).
   std::vector<std::string> NonConstantShared;
 

@@ -581,9 +581,42 @@ TEST(LaunchShape, GridBlockSharedAndUses) {
   ASSERT_EQ(S.SharedAllocs.size(), 2u);
   EXPECT_EQ(S.SharedOffsets, (std::vector<int64_t>{0, 128}));
   EXPECT_EQ(S.SharedBytes, 144);
+  EXPECT_FALSE(S.SharedReused);
   EXPECT_EQ(S.Buffers, (std::vector<std::string>{"A", "S", "t"}));
   EXPECT_TRUE(S.Stored.count("t") && S.Stored.count("S") && !S.Stored.count("A"));
   ASSERT_EQ(S.AlignmentTests.size(), 1u);
   EXPECT_EQ(S.AlignmentTests[0], (std::pair<std::string, int64_t>{"A", 16}));
   EXPECT_TRUE(S.GridProblems.empty());
+}
+
+TEST(LaunchShape, SiblingSharedTilesShareBytes) {
+  // P holds both scopes; X and then Y (siblings) start where P ends, and
+  // Z inside Y above it: the block needs P + max(X, Y + Z).
+  std::optional<Module> M = parse(R"(func k<N>(in A: f32[N], out B: f32[N]) {
+  launch B generic {
+    for b in 0..N block.x {
+      alloc P: f32[4] shared {
+        alloc X: f32[64] shared {
+          X[0] = A[b]
+        }
+        barrier
+        alloc Y: f16[8] shared {
+          alloc Z: f32[2] shared {
+            B[b] = f32(Y[0]) + Z[0] + P[0]
+          }
+        }
+      }
+    }
+  }
+}
+)");
+  ASSERT_TRUE(M);
+  LaunchShape S;
+  forEachLaunch(M->Funcs[0], [&](const LaunchNode &L, const std::vector<const Buffer *> &) {
+    S = launchShape(L);
+  });
+  ASSERT_EQ(S.SharedAllocs.size(), 4u);
+  EXPECT_EQ(S.SharedOffsets, (std::vector<int64_t>{0, 16, 16, 32}));
+  EXPECT_EQ(S.SharedBytes, 16 + 256);
+  EXPECT_TRUE(S.SharedReused);
 }
