@@ -69,6 +69,11 @@ const std::vector<KnobSpec> &knobSpecs() {
        "with the barrier before a tile's last step (needs an even number of k steps; default: "
        "on where the operands take 16-byte cp.async and their fragments ldmatrix, unbatched; "
        "off elsewhere, where it spills or was slower)"},
+      {"stage_epilogue", "tile-mma", "on | off",
+       "write a tensor-core block's outputs through a shared tile over the operand tiles' "
+       "bytes, then to memory in 16-byte rows, instead of each lane's scattered elements "
+       "(default on where each output is written once at the contraction's index and the "
+       "tile fits)"},
       {"swizzle", "tile-mma", "auto | off",
        "XOR-swizzle the shared tiles so that cp.async writes and ldmatrix reads are free of "
        "bank conflicts (default auto: the bank model chooses)"},
@@ -340,6 +345,8 @@ MmaSchedule mmaSchedule(const Func &F, int64_t ElemBytes,
     S.LdMatrix = *L;
   if (std::optional<bool> D = R.onOff("double_buffer"))
     S.DoubleBuffer = *D;
+  if (std::optional<bool> E = R.onOff("stage_epilogue"))
+    S.StageEpilogue = *E;
   if (const Knob *Sw = findKnob(F, "swizzle")) {
     if (Sw->Word == "off")
       S.Swizzle = false;

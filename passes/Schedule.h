@@ -115,6 +115,9 @@ struct MmaSchedule {
   /// per-element fragment loads, where the second buffer spills (ptxas -v,
   /// sm_90).
   std::optional<bool> DoubleBuffer;
+  /// The outputs through a shared tile (passes/MmaEpilogue.h); unpinned,
+  /// wherever that tile can be built.
+  std::optional<bool> StageEpilogue;
   /// Why the pinned CUDA-core knobs leave no tensor-core schedule ("" if
   /// they do not).
   std::string Unusable;

@@ -2,6 +2,7 @@
 #include "passes/TileMma.h"
 #include "ir/Fragment.h"
 #include "ir/Simplify.h"
+#include "passes/MmaEpilogue.h"
 #include "passes/MmaMatch.h"
 #include "passes/MmaStaging.h"
 
@@ -286,26 +287,46 @@ Stmt MmaTiler::tile(const Stmt &Nest, std::vector<Knob> &) {
   }
 
   // 8. The epilogue per accumulator element (c_e: row g + 8 (e >> 1),
-  //    column 2 t + (e & 1)), for the outputs inside the tensor.
+  //    column 2 t + (e & 1)), for the outputs inside the tensor: stored
+  //    from the fragments, or to shared tiles copied out after.
+  MmaEpilogue Staging(F, N, S);
+  const bool Staged = Staging.plan(Names, TileBytes());
+  const MmaOperandStage &ColSide = Sides[Products[0].B];
+  Stmt Epilogue;
   {
     Stmt Out = withAccumulatorsAt(N, N.Epilogue, {var(I), var(J), var(E)});
     auto [Row, Col] = fragmentPosExpr(Shape, MmaOperand::C, var(Lane), var(E));
-    Expr GM = add(add(Sides[0].BlockOffset, Sides[0].WarpOffset), add(mul(var(I), c(16)), Row));
-    const MmaOperandStage &ColSide = Sides[Products[0].B];
-    Expr GN = add(add(ColSide.BlockOffset, ColSide.WarpOffset), add(mul(var(J), c(8)), Col));
+    Expr InM = add(mul(var(I), c(16)), Row), InN = add(mul(var(J), c(8)), Col);
+    Expr GM = add(add(Sides[0].BlockOffset, Sides[0].WarpOffset), InM);
+    Expr GN = add(add(ColSide.BlockOffset, ColSide.WarpOffset), InN);
+    if (Staged)
+      Out = Staging.toTiles(Out, add(Sides[0].WarpOffset, InM), add(ColSide.WarpOffset, InN));
     Stmt St = letStmt(N.Row->Var, fromMin(N.Row->Min, GM),
                       letStmt(N.Col->Var, fromMin(N.Col->Min, GN), Out, Line), Line);
     St = ifThen(land(lt(GM, N.Row->Extent), lt(GN, N.Col->Extent)), St, nullptr, Line);
-    Body.push_back(unrolled(I, S.WarpM / 16,
-                            unrolled(J, S.WarpN / 8, unrolled(E, Frag.C, St, Line), Line), Line));
+    Epilogue = unrolled(I, S.WarpM / 16,
+                        unrolled(J, S.WarpN / 8, unrolled(E, Frag.C, St, Line), Line), Line);
+    if (Staged)
+      Epilogue = Staging.build(Names, Epilogue, TX, Sides[0].BlockOffset, ColSide.BlockOffset,
+                               Line);
   }
 
   // 9. Storage: the accumulator fragments, each side's fragments and tile.
-  Stmt Launch = block(std::move(Body));
-  for (auto It = N.Accs.rbegin(); It != N.Accs.rend(); ++It)
-    Launch = allocate(tempBuffer(It->Name, It->Type, {c(S.WarpM / 16), c(S.WarpN / 8), c(Frag.C)},
-                                 MemScope::Fragment),
-                      Launch, Line);
+  //    Staged outputs take the operand tiles' bytes: their scopes are
+  //    siblings inside the accumulators'.
+  auto Accumulators = [&](Stmt L) {
+    for (auto It = N.Accs.rbegin(); It != N.Accs.rend(); ++It)
+      L = allocate(tempBuffer(It->Name, It->Type, {c(S.WarpM / 16), c(S.WarpN / 8), c(Frag.C)},
+                              MemScope::Fragment),
+                   L, Line);
+    return L;
+  };
+  if (!Staged && S.StageEpilogue != false)
+    Body.push_back(note("[tile-mma] the outputs are stored from the fragments: " + Staging.why(),
+                        Line));
+  if (!Staged)
+    Body.push_back(Epilogue);
+  Stmt Launch = Staged ? block(std::move(Body)) : Accumulators(block(std::move(Body)));
   bool WideTwice = HasWide && Pipelined(true), GeneralTwice = Pipelined(false);
   Expr Bufs = c(WideTwice || GeneralTwice ? 2 : 1);
   for (auto It = Sides.rbegin(); It != Sides.rend(); ++It)
@@ -324,6 +345,8 @@ Stmt MmaTiler::tile(const Stmt &Nest, std::vector<Knob> &) {
     Stmt Inner = O.SwzNote.empty() ? Launch : block({note(O.SwzNote, Line), Launch});
     Launch = allocate(T, Inner, Line);
   }
+  if (Staged)
+    Launch = Accumulators(block({Launch, Epilogue}));
 
   // 10. Coordinates: lane and warp; the output tile (tm, tn) of block pid,
   //    row by row or in groups of 8 tile rows (consecutive blocks then

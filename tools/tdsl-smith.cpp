@@ -208,7 +208,7 @@ std::vector<std::pair<std::string, std::string>> mmaKnobs(Rng &R) {
   bool Wide = R() % 2;
   Out.push_back({"k_tile", Wide ? "64" : "32"});
   Out.push_back({"stages", Wide ? pick(R, {"1", "2", "3"}) : pick(R, {"1", "2", "3", "4"})});
-  for (const char *Key : {"ldmatrix", "double_buffer"})
+  for (const char *Key : {"ldmatrix", "double_buffer", "stage_epilogue"})
     if (R() % 2)
       Out.push_back({Key, pick(R, {"on", "off"})});
   if (R() % 2)
