@@ -6,8 +6,8 @@ is checked on shapes the suite does not hold (skinny, wide, MLP-sized).
     python3 bench/schedule_sweep.py [--base KEY=VALUE,...] [--new KEY=VALUE,...]
         [--arch sm_90] [--out DIR] [--quick]
 
-Each suite kernel (bench/suite: gemm_f16 over 13 shapes, gemm_bf16, gemm_tf32,
-gemm_i8, bgemm_f16, gemm_bias_gelu, gated_mlp) is compiled twice by the tdsl
+Each suite kernel (bench/suite: gemm_f16 over 16 shapes, gemm_bf16, gemm_tf32,
+gemm_i8, bgemm_f16 over 4, gemm_bias_gelu, gated_mlp) is compiled twice by the tdsl
 package, with the knobs of --base and of --new pinned (default: base
 double_buffer=off, new none: tdslc's own choice), and called on the same
 torch tensors as the peer. Times are medians of 5 runs of 20 back-to-back
@@ -31,7 +31,9 @@ except ImportError:
 GEMM_SHAPES = [(1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192),
                (4095, 4097, 1023), (128, 4096, 4096), (16, 4096, 4096), (512, 4096, 4096),
                (4096, 11008, 4096), (4096, 4096, 11008), (8192, 1024, 8192), (2048, 8192, 2048),
-               (1536, 1536, 1536)]
+               (1536, 1536, 1536), (8192, 8192, 64), (4096, 4096, 128), (4096, 3072, 768)]
+# Batch x M x N x K: attention-sized products (short k, many heads) and square batches.
+BGEMM_SHAPES = [(16, 1024, 1024, 1024), (96, 512, 512, 64), (96, 512, 64, 512), (4, 4096, 4096, 128)]
 
 
 def knobs(text):
@@ -83,10 +85,12 @@ def cases(quick):
            lambda a, b: a @ b, "4096^3")
     yield ("gemm_i8", (rand(4096, 4096, dtype=torch.int8), rand(4096, 4096, dtype=torch.int8)),
            torch._int_mm, "4096^3")
-    yield "bgemm_f16", (rand(16, 1024, 1024), rand(16, 1024, 1024)), torch.bmm, "16x1024^3"
+    for nb, m, n, k in BGEMM_SHAPES:
+        yield "bgemm_f16", (rand(nb, m, k), rand(nb, k, n)), torch.bmm, f"{nb}x{m}x{n}x{k}"
     yield ("gemm_bias_gelu", (rand(4096, 4096), rand(4096, 4096), rand(4096, dtype=torch.float32)),
            lambda a, b, bias: F.gelu(a.float() @ b.float() + bias).half(), "4096^3")
-    yield ("gated_mlp", (rand(4096, 4096), rand(4096, 11008), rand(4096, 11008)),
+    # Weights scaled by 1/sqrt(D): with unit ones, silu(g) * u passes f16's range in the peer.
+    yield ("gated_mlp", (rand(4096, 4096), rand(4096, 11008) / 64, rand(4096, 11008) / 64),
            lambda x, g, u: F.silu(x @ g) * (x @ u), "T4096 D4096 F11008")
 
 
