@@ -3,6 +3,7 @@
 
 #include "llvm/ADT/StringExtras.h"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 
@@ -165,6 +166,38 @@ std::string fragmentNote(const std::vector<MmaOperandStage> &Sides, size_t A, si
           : LdB ? "B's fragments by ldmatrix, A's"
                 : "fragments") +
          " by one shared load per element (ldmatrix.trans moves only 16-bit elements)";
+}
+
+void fitWarpTile(const Func &F, const MmaContraction &M, MmaSchedule &S) {
+  // A batched nest keeps its batch offsets in registers beside the 64x64
+  // warp tile's 160 accumulator and fragment registers, which then spill
+  // (ptxas -v, sm_80 and sm_90): unless pinned, its warps take 64x32.
+  if (!M.N.Batch.empty() && !findKnob(F, "warp_tile") && S.WarpN > 32 && S.BlockN % 32 == 0)
+    S.WarpN = 32;
+  // Siblings: each warp holds its WarpM x WarpN outputs of every
+  // accumulator. Unless the warp tile is pinned, it shrinks so that
+  // together they take about one warp tile's registers, along the side
+  // with more distinct operands (A1 . B and A2 . B shrink the rows); so
+  // does the block tile unless pinned (the same warps, smaller shared
+  // tiles), else the block gets more warps.
+  const int64_t Accs = static_cast<int64_t>(M.N.Accs.size());
+  if (Accs > 1 && !findKnob(F, "warp_tile")) {
+    int64_t RowSides = std::count_if(M.Sides.begin(), M.Sides.end(),
+                                     [](const MmaOperandStage &O) { return O.IsA; });
+    bool Rows = RowSides > static_cast<int64_t>(M.Sides.size()) - RowSides;
+    int64_t &WX = Rows ? S.WarpM : S.WarpN, &BX = Rows ? S.BlockM : S.BlockN;
+    int64_t W = std::max<int64_t>(16, WX / Accs / 16 * 16);
+    bool Block = !findKnob(F, "block_tile");
+    // A pinned block keeps its size and takes more warps: it keeps the
+    // warp tile where they would pass the 1024-thread limit.
+    MmaSchedule Shrunk = S;
+    (Rows ? Shrunk.WarpM : Shrunk.WarpN) = W;
+    if (Block || Shrunk.threads() <= 1024) {
+      if (Block)
+        BX = BX / WX * W;
+      WX = W;
+    }
+  }
 }
 
 } // namespace tdsl

@@ -55,6 +55,11 @@ bool declineMma(const char *Pass, bool On, const ir::Stmt &Nest, const std::stri
 /// when On.
 bool matchMma(const ir::Stmt &Nest, const char *Pass, bool On, MmaContraction &Out);
 
+/// S's warp tile (and block tile) for M, unless pinned: 64x32 warps for
+/// a batched nest; for siblings, warps that hold about one warp tile's
+/// accumulators in all.
+void fitWarpTile(const ir::Func &F, const MmaContraction &M, MmaSchedule &S);
+
 /// How the fragments of Sides are loaded, for tile-mma's note: by
 /// ldmatrix (naming the operands that take .trans: "A", "B", or with
 /// siblings their tensors), or one shared load per element, and why. A and

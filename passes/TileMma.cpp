@@ -145,35 +145,7 @@ Stmt MmaTiler::tile(const Stmt &Nest, std::vector<Knob> &) {
     return Nest;
   }
 
-  // A batched nest keeps its batch offsets in registers beside the 64x64
-  // warp tile's 160 accumulator and fragment registers, which then spill
-  // (ptxas -v, sm_80 and sm_90): unless pinned, its warps take 64x32.
-  if (!N.Batch.empty() && !findKnob(F, "warp_tile") && S.WarpN > 32 && S.BlockN % 32 == 0)
-    S.WarpN = 32;
-  // Siblings: each warp holds its WarpM x WarpN outputs of every
-  // accumulator. Unless the warp tile is pinned, it shrinks so that
-  // together they take about one warp tile's registers, along the side
-  // with more distinct operands (A1 . B and A2 . B shrink the rows); so
-  // does the block tile unless pinned (the same warps, smaller shared
-  // tiles), else the block gets more warps.
-  const int64_t Accs = static_cast<int64_t>(N.Accs.size());
-  if (Accs > 1 && !findKnob(F, "warp_tile")) {
-    int64_t RowSides =
-        std::count_if(Sides.begin(), Sides.end(), [](const MmaOperandStage &O) { return O.IsA; });
-    bool Rows = RowSides > static_cast<int64_t>(Sides.size()) - RowSides;
-    int64_t &WX = Rows ? S.WarpM : S.WarpN, &BX = Rows ? S.BlockM : S.BlockN;
-    int64_t W = std::max<int64_t>(16, WX / Accs / 16 * 16);
-    bool Block = !findKnob(F, "block_tile");
-    // A pinned block keeps its size and takes more warps: it keeps the
-    // warp tile where they would pass the 1024-thread limit.
-    MmaSchedule Shrunk = S;
-    (Rows ? Shrunk.WarpM : Shrunk.WarpN) = W;
-    if (Block || Shrunk.threads() <= 1024) {
-      if (Block)
-        BX = BX / WX * W;
-      WX = W;
-    }
-  }
+  fitWarpTile(F, M, S);
   // The shared tiles must fit the target (siblings stage more than two):
   // fewer stages unless pinned, else the nest is left to the passes after.
   auto TileBytes = [&] {
@@ -391,7 +363,7 @@ Stmt MmaTiler::tile(const Stmt &Nest, std::vector<Knob> &) {
            ? std::string(GeneralTwice ? "; " : "; where the copies are cp.async, ") +
                  "each k step's fragments load during the step before"
            : "");
-  if (Accs > 1) {
+  if (const size_t Accs = N.Accs.size(); Accs > 1) {
     std::string AccNames, Staged;
     for (const ContractionAcc &A : N.Accs)
       AccNames += (AccNames.empty() ? "" : ", ") + A.Name;
