@@ -17,7 +17,7 @@ class EpilogueScan : public IRVisitor {
 public:
   std::vector<const StoreNode *> Stores;
   std::vector<std::string> Loaded;
-  bool Other = false; ///< an allocation, copy or barrier: left alone
+  bool Other = false; ///< an if, allocation, copy or barrier: left alone
 
 protected:
   void visitStore(const StoreNode &N) override {
@@ -28,6 +28,9 @@ protected:
     Loaded.push_back(N.Buffer);
     IRVisitor::visitLoad(N);
   }
+  // A store under an if may leave its element alone, which the copy of
+  // the whole tile would not.
+  void visitIf(const IfNode &) override { Other = true; }
   void visitAllocate(const AllocateNode &) override { Other = true; }
   void visitBarrier(const BarrierNode &) override { Other = true; }
   void visitAsyncCopy(const AsyncCopyNode &) override { Other = true; }
@@ -64,7 +67,7 @@ bool MmaEpilogue::plan(NameTable &Names, int64_t TileBytes) {
     Scan.visit(St);
   std::vector<Output> Found;
   if (Scan.Other || Scan.Stores.empty()) {
-    Why = "the epilogue is not elementwise stores";
+    Why = "the epilogue is not unconditional elementwise stores";
     return false;
   }
   // The index a staged store must use: the batch loops', then m, then n.
@@ -134,8 +137,8 @@ Stmt MmaEpilogue::copyOut(NameTable &Names, const Output &O, const std::string &
       Move = forLoop(V, c(0), c(Per), ForKind::Serial, Move, Line);
     Stmt Body = ifThen(land(lt(GM, N.Row->Extent), lt(GN, N.Col->Extent)), Move, nullptr, Line);
     Body = letStmt(R, idiv(var(Q), c(PerRow)),
-                   letStmt(Col, Per > 1 ? mul(imod(var(Q), c(PerRow)), c(Per))
-                                        : imod(var(Q), c(PerRow)),
+                   letStmt(Col,
+                           Per > 1 ? mul(imod(var(Q), c(PerRow)), c(Per)) : imod(var(Q), c(PerRow)),
                            Body, Line),
                    Line);
     if (Total % Threads)
@@ -144,10 +147,9 @@ Stmt MmaEpilogue::copyOut(NameTable &Names, const Output &O, const std::string &
     return unrolled(Cc, (Total + Threads - 1) / Threads, Body, Line);
   };
   const int64_t Run = 16 / dtypeBytes(O.Type);
-  std::optional<Expr> Test =
-      Run > 1 && S.BlockN % Run == 0
-          ? runTest(F, N.Col->Extent, {O.Tensor}, Run, [](DType) { return 16; })
-          : std::nullopt;
+  std::optional<Expr> Test = Run > 1 && S.BlockN % Run == 0 ? runTest(F, N.Col->Extent, {O.Tensor},
+                                                                      Run, [](DType) { return 16; })
+                                                            : std::nullopt;
   if (!Test)
     return Copy(1);
   // Both forms build fresh names: in this order, so that they are fixed.

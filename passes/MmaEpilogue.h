@@ -35,7 +35,7 @@ public:
       : F(F), N(N), S(S) {}
 
   /// Whether the outputs go through shared tiles: unless stage_epilogue =
-  /// off, when every store of the epilogue writes a global tensor at
+  /// off, when every store of the epilogue, none under an if, writes a global tensor at
   /// exactly [batch..., m, n], each tensor once and none read back, and
   /// the tiles take no more than the operand tiles' TileBytes or half the
   /// target's shared memory (two blocks per SM stay possible). Names the
