@@ -269,8 +269,8 @@ struct BufferState {
   std::vector<uint32_t> InitGen;
   std::vector<AccessRecord> Access; ///< Tracked: one per element
   std::vector<uint32_t> Pending;    ///< AsyncDst: copies in flight per element
-  /// Shared and tracked: its bytes in the block's shared memory (stacked as
-  /// ir::launchShape lays them out) and the SharedEpoch of its latest
+  /// Shared and tracked: its bytes in the block's shared memory (where
+  /// ir::launchShape lays it out) and the SharedEpoch of its latest
   /// access. Where its bytes were another tile's, accessed in the epoch it
   /// was allocated in, any access before a barrier is a race (ReuseOf).
   int64_t SharedBytes = 0, SharedStart = 0;
@@ -440,9 +440,10 @@ private:
   LaneList AllLanes, HostLanes{0};
   uint32_t LaunchEpoch = 1, SharedEpoch = 1;
 
-  /// Shared tiles of the running block: the bytes the live ones hold, and
-  /// those whose scope ended with an access since the last barrier.
-  int64_t SharedTop = 0;
+  /// The shape of the launch being compiled (its tiles' offsets), and the
+  /// shared tiles of the running block whose scope ended with an access
+  /// since the last barrier.
+  const LaunchShape *CurShape = nullptr;
   std::vector<DeadTile> Dead;
 
   std::vector<PendingCopy> Copies;
@@ -542,8 +543,6 @@ unsigned Interpreter::addBuffer(const Buffer &B) {
   S.Scope = B.Scope;
   S.PerLane = B.Scope == MemScope::Register || B.Scope == MemScope::Fragment;
   S.Tracked = Opts.CheckRaces && !S.PerLane;
-  if (S.Tracked && B.Scope == MemScope::Shared)
-    S.SharedBytes = sharedAllocBytes(B).value_or(0);
   S.Rank = B.rank();
   S.Swz = B.Swz;
   BufScope[B.Name].push_back(Slot);
@@ -745,6 +744,12 @@ CStmt *Interpreter::compileStmt(const Stmt &S, bool Host) {
     for (const Expr &E : N.Buf.Shape)
       C.Idx.push_back(compileExpr(E));
     C.Slot = addBuffer(N.Buf);
+    BufferState &B = Buffers[C.Slot];
+    if (B.Tracked && B.Scope == MemScope::Shared && CurShape &&
+        llvm::is_contained(CurShape->SharedAllocs, &N)) {
+      B.SharedStart = CurShape->sharedOffset(&N);
+      B.SharedBytes = *sharedAllocBytes(N.Buf);
+    }
     C.Body.push_back(compileStmt(N.Body, C.Host));
     BufScope[N.Buf.Name].pop_back();
     break;
@@ -795,7 +800,9 @@ CStmt *Interpreter::compileStmt(const Stmt &S, bool Host) {
       fail("the extent of " + forKindName(L->Loop).str() + " loop '" + L->Var +
            "' must be a positive constant");
     InLaunch = true;
+    CurShape = &Shape;
     C.Body.push_back(compileStmt(N.Body, false));
+    CurShape = nullptr;
     InLaunch = false;
     // The grid is evaluated on the host before any thread runs; a block
     // loop's extent that is not uniform has failed above.
@@ -923,7 +930,6 @@ bool Interpreter::launch(CStmt &S) {
         BlockIdx[2] = BZ;
         BlockLinear = BX + uint64_t(Grid[0]) * (BY + uint64_t(Grid[1]) * BZ);
         ++SharedEpoch;
-        SharedTop = 0;
         Dead.clear();
         if (!exec(S, AllLanes))
           return false;
@@ -1160,11 +1166,10 @@ bool Interpreter::allocate(CStmt &S, const LaneList &Act) {
   }
   B.Live = true;
   if (B.SharedBytes) {
-    B.SharedStart = SharedTop;
-    SharedTop += B.SharedBytes;
     B.ReuseEpoch = 0;
     for (const DeadTile &D : Dead)
-      if (D.LastEpoch == SharedEpoch && D.Start < SharedTop && B.SharedStart < D.End) {
+      if (D.LastEpoch == SharedEpoch && D.Start < B.SharedStart + B.SharedBytes &&
+          B.SharedStart < D.End) {
         B.ReuseEpoch = SharedEpoch;
         B.ReuseOf = Buffers[D.Slot].Name;
       }
@@ -1180,7 +1185,6 @@ void Interpreter::release(unsigned Slot) {
   // Tiles last touched before a barrier can race with nothing: dropped.
   llvm::erase_if(Dead, [&](const DeadTile &D) { return D.LastEpoch != SharedEpoch; });
   Dead.push_back({B.SharedStart, B.SharedStart + B.SharedBytes, B.LastEpoch, Slot});
-  SharedTop = B.SharedStart;
 }
 
 bool Interpreter::checkReuse(BufferState &B, uint32_t L) {
