@@ -26,7 +26,9 @@
 //   rounds. Every
 //   size is counted in bytes: a 16-byte copy or ldmatrix row holds 8, 4 or
 //   16 elements, and the k tile is 64 bytes of each operand row. The epilogue runs per accumulator element,
-//   for the outputs inside the tensor. Notes say what was chosen and why.
+//   for the outputs inside the tensor, storing to a shared tile over the
+//   operand tiles' bytes that the block then copies out in 16-byte runs
+//   (passes/MmaEpilogue.h; stage_epilogue), else from the fragments. Notes say what was chosen and why.
 //   Sibling contractions (several accumulators in one nest) stage each
 //   distinct operand once and issue an mma per accumulator; each warp
 //   holds its part of every accumulator.
