@@ -51,10 +51,18 @@ void ChainMapper::takeNames() {
   V = Names.fresh("v");
   Col = Names.fresh("c");
   Val = Names.fresh("val");
+  RunMax = Names.fresh("run_max");
+  MaxRef = Names.fresh("max_ref");
+  OtherMax = Names.fresh("max_o");
+  OtherSum = Names.fresh("sum_o");
 }
 
 void ChainMapper::plan() {
   KeepName.assign(Phases.size(), "");
+  OnlineMax.assign(Phases.size(), -1);
+  for (size_t J = 1; OnlineOn && J < Phases.size(); ++J)
+    if (followsMax(J - 1, J))
+      OnlineMax[J] = static_cast<int>(J - 1);
   Staged.clear();
   Cached.clear();
   RunName.clear();
@@ -301,11 +309,15 @@ Stmt ChainMapper::build(unsigned Line, const LoopRun &Run) {
 
   // 3. The note and the remark.
   std::string How = "one element at a time";
+  bool Online = llvm::any_of(OnlineMax, [](int I) { return I >= 0; });
+  const char *OnlineWhy = " (the max and the sum of exp(x - max) in one, online)";
+  if (!Width && Online)
+    How += OnlineWhy;
   if (Width) {
     How = "runs of " + std::to_string(Width) + " elements (16 bytes where " + WideWhy +
           " take whole aligned runs, else one element at a time)";
     if (PerBlock)
-      How += ", re-read in each phase" +
+      How += ", re-read in each phase" + std::string(Online ? OnlineWhy : "") +
              std::string(CachedCond ? ", or held in registers when the row fits (" +
                                           std::to_string(Block * Width * Runs) +
                                           " elements: " + std::to_string(Width * Runs) +

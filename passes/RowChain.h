@@ -29,7 +29,9 @@
 //   divides inline, fdiv = inline: the kept values live across its
 //   quotients); longer rows re-read their runs from memory (the L2 cache)
 //   in each phase, consecutive reductions that read none of each other's
-//   results in one sweep; other rows go one element at a time. No held
+//   results in one sweep, and a max with the sum of exp(T - max) of its
+//   own term T after it (online_softmax: the sum rescaled where the
+//   running max grows); other rows go one element at a time. No held
 //   4-byte tensor lives across an f32 division (its slow path is a call,
 //   where 32 values a thread would spill). Results differ from the serial
 //   loops only by the reassociation of OP, the same on every run.

@@ -42,7 +42,8 @@ class ChainMapper {
 public:
   explicit ChainMapper(Func &F)
       : F(F), Names(F), ThreadsPinned(findKnob(F, "reduce_threads") != nullptr),
-        Threads(knobInt(F, "reduce_threads", ReduceBlockThreads)) {}
+        Threads(knobInt(F, "reduce_threads", ReduceBlockThreads)),
+        OnlineOn(knobEnabled(F, "online_softmax", true)) {}
 
   // 1. Peel the values per row until the body parses as two or more
   //    phases; anything else is left to reduce-rows and map-to-gpu.
@@ -61,6 +62,7 @@ private:
   NameTable Names;
   bool ThreadsPinned;
   int64_t Threads;
+  bool OnlineOn;
   ChainNest Nest; ///< the nest being mapped
   std::vector<RowPhase> &Phases = Nest.Phases;
   Expr &Cols = Nest.Cols; ///< the row length C
@@ -87,7 +89,14 @@ private:
   std::vector<std::string> KeepName;
   ExprReplacer Kept;
   std::string WideWhy;
-  std::string Row, RowOfWarp, RowOfRange, Warp, Lane, Tid, Step, Start, V, Col, Val;
+  /// Online pairs: OnlineMax[J] is the max phase J - 1 when phase J sums
+  /// exp(T - max) of that max's own term T (softmax, cross-entropy), else
+  /// -1. Where the row is re-read, one sweep folds both: the sum is kept
+  /// relative to the running max and rescaled where it grows, so the row
+  /// is read once for the two.
+  std::vector<int> OnlineMax;
+  std::string Row, RowOfWarp, RowOfRange, Warp, Lane, Tid, Step, Start, V, Col, Val, RunMax, MaxRef,
+      OtherMax, OtherSum;
 
   void takeNames();
 
@@ -145,6 +154,23 @@ private:
   Stmt perColumn(Stmt S, unsigned Line) const;
 
   Stmt butterflies(const RowPhase &P, int64_t Lanes) const;
+
+  /// Whether phase J sums exp(T - H) where max phase I = J - 1 folds T
+  /// and stores its total to the value per row H.
+  bool followsMax(size_t I, size_t J) const;
+
+  /// The online pair I (max) and J (sum) over one element, or over a run:
+  /// the run's max first, then the sum rescaled to it once, so that a run
+  /// costs an exp per element and one more.
+  Stmt onlineFold(size_t I, size_t J, ExprReplacer &R, bool InRun);
+
+  /// Butterflies of the pair (M, S) over Lanes lanes: each pair of totals
+  /// is rescaled to the larger max before the sums add.
+  Stmt onlineButterflies(size_t I, size_t J, int64_t Lanes) const;
+
+  /// exp(X - Ref) where Ref is the max M, or 0 while M is -inf (no finite
+  /// term yet), so that an empty fold adds 0 rather than exp(-inf + inf).
+  Expr maxRef(const Expr &M) const;
 
   /// A reduction: the thread's columns, a butterfly per warp, the warp
   /// totals through Totals (shared) and one barrier, then a butterfly over

@@ -12,6 +12,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <cmath>
+
 namespace tdsl::rowchain {
 
 Stmt ChainMapper::byOwner(const Stmt &S) const {
@@ -177,6 +179,84 @@ Stmt ChainMapper::butterflies(const RowPhase &P, int64_t Lanes) const {
   return block(std::move(Out), P.Line);
 }
 
+bool ChainMapper::followsMax(size_t I, size_t J) const {
+  const RowPhase &PM = Phases[I], &PS = Phases[J];
+  if (PM.Kind != RowPhaseKind::Reduction || PS.Kind != RowPhaseKind::Reduction ||
+      PM.Op != BinaryOp::Max || PS.Op != BinaryOp::Add)
+    return false;
+  DType T = PM.Acc->Buf.Type;
+  if (!isFloat(T) || PS.Acc->Buf.Type != T || PS.Init.size() != 1 ||
+      !structurallyEqual(static_cast<const StoreNode &>(*PS.Init[0]).Value, identityOf(PS.Op, T)))
+    return false;
+  // The max's total goes to a value per row H, and the sum's term is
+  // exp(T - H) of the max's own term: each term is at most the running
+  // max, so rescaling keeps every partial sum in range.
+  Expr Total = load(T, PM.Acc->Buf.Name, {intImm(0)});
+  for (const Stmt &E : PM.Epilogue) {
+    const auto &St = static_cast<const StoreNode &>(*E);
+    if (!Nest.holds(St.Buffer) || St.Indices.size() != 1 || !structurallyEqual(St.Value, Total))
+      continue;
+    Expr Held = load(T, St.Buffer, {intImm(0)});
+    if (structurallyEqual(PS.Term, call(Intrinsic::Exp, {sub(PM.Term, Held)})))
+      return true;
+  }
+  return false;
+}
+
+Expr ChainMapper::maxRef(const Expr &M) const {
+  DType T = M->Type;
+  return select(binary(BinaryOp::Eq, M, floatImm(-INFINITY, T)), zeroOf(T), M);
+}
+
+Stmt ChainMapper::onlineFold(size_t I, size_t J, ExprReplacer &R, bool InRun) {
+  const RowPhase &PM = Phases[I], &PS = Phases[J];
+  unsigned Line = PS.Line;
+  DType T = PM.Acc->Buf.Type;
+  Expr Max = load(T, PM.Acc->Buf.Name, {intImm(0)});
+  Expr Sum = load(T, PS.Acc->Buf.Name, {intImm(0)});
+  Expr Run = load(T, RunMax, {intImm(0)});
+  Expr Ref = var(MaxRef, T);
+  Expr Term = apply(R, PM.Term);
+  auto Each = [&](Stmt St) { return InRun ? perColumn(St, PM.Line) : St; };
+  Stmt Grow = Each(store(RunMax, {intImm(0)}, binary(BinaryOp::Max, Run, Term), PM.Line));
+  // exp(Max - Ref) is exactly 1 where the max did not grow.
+  Stmt Rescale = block({store(PS.Acc->Buf.Name, {intImm(0)},
+                              mul(Sum, call(Intrinsic::Exp, {sub(Max, Ref)})), Line),
+                        store(PM.Acc->Buf.Name, {intImm(0)}, Run, PM.Line)},
+                       Line);
+  Stmt Fold = Each(store(PS.Acc->Buf.Name, {intImm(0)},
+                         add(Sum, call(Intrinsic::Exp, {sub(Term, Ref)})), Line));
+  Stmt Body = block({store(RunMax, {intImm(0)}, Max, PM.Line), Grow,
+                     letStmt(MaxRef, maxRef(Run), block({Rescale, Fold}, Line), Line)},
+                    Line);
+  return allocate(tempBuffer(RunMax, T, {intImm(1)}, MemScope::Register), Body, Line);
+}
+
+Stmt ChainMapper::onlineButterflies(size_t I, size_t J, int64_t Lanes) const {
+  const RowPhase &PM = Phases[I], &PS = Phases[J];
+  unsigned Line = PS.Line;
+  DType T = PM.Acc->Buf.Type;
+  Expr Max = load(T, PM.Acc->Buf.Name, {intImm(0)});
+  Expr Sum = load(T, PS.Acc->Buf.Name, {intImm(0)});
+  Expr OMax = var(OtherMax, T), OSum = var(OtherSum, T), Ref = var(MaxRef, T);
+  std::vector<Stmt> Out;
+  for (int64_t D = Lanes / 2; D >= 1; D /= 2) {
+    Stmt Combine = block(
+        {store(PS.Acc->Buf.Name, {intImm(0)},
+               add(mul(Sum, call(Intrinsic::Exp, {sub(Max, Ref)})),
+                   mul(OSum, call(Intrinsic::Exp, {sub(OMax, Ref)}))),
+               Line),
+         store(PM.Acc->Buf.Name, {intImm(0)}, binary(BinaryOp::Max, Max, OMax), PM.Line)},
+        Line);
+    Combine = letStmt(MaxRef, maxRef(binary(BinaryOp::Max, Max, OMax)), Combine, Line);
+    Combine = letStmt(OtherSum, call(Intrinsic::ShflXor, {Sum, intImm(D, DType::I32)}), Combine,
+                      Line);
+    Out.push_back(letStmt(OtherMax, call(Intrinsic::ShflXor, {Max, intImm(D, DType::I32)}),
+                          Combine, Line));
+  }
+  return block(std::move(Out), Line);
+}
+
 Stmt ChainMapper::reduce(Mode M, const std::vector<size_t> &Members,
                          const std::vector<std::string> &Totals, std::vector<bool> &Filled) {
   unsigned Line = Phases[Members.front()].Line;
@@ -212,17 +292,43 @@ Stmt ChainMapper::reduce(Mode M, const std::vector<size_t> &Members,
                             P.Line));
     Reads.push_back(P.Term);
   }
+  // Online pairs among the members (a re-read row): max I's sum J.
+  auto Paired = [&](size_t J) {
+    return M != Mode::Cached && OnlineMax[J] >= 0 &&
+           llvm::is_contained(Members, static_cast<size_t>(OnlineMax[J]));
+  };
+  auto SumOf = [&](size_t I) -> int {
+    for (size_t J : Members)
+      if (Paired(J) && OnlineMax[J] == static_cast<int>(I))
+        return static_cast<int>(J);
+    return -1;
+  };
   auto Steps = [&](ExprReplacer &R, bool InRun) {
-    std::vector<Stmt> Out;
-    for (size_t I : Members)
-      Out.push_back(Step1(I, R, InRun));
-    return block(std::move(Out), Line);
+    std::vector<Stmt> Plain, Out;
+    for (size_t I : Members) {
+      if (Paired(I))
+        continue;
+      if (int J = SumOf(I); J >= 0)
+        Out.push_back(onlineFold(I, J, R, InRun));
+      else
+        Plain.push_back(Step1(I, R, InRun));
+    }
+    if (!Plain.empty()) {
+      Stmt P = block(std::move(Plain), Line);
+      Out.push_back(InRun ? perColumn(P, Line) : P);
+    }
+    return Out.size() == 1 ? Out.front() : block(std::move(Out), Line);
   };
   Body.push_back(sweep(
       M, Reads, Line, Filled, [&](ExprReplacer &R) { return Steps(R, false); },
-      [&](ExprReplacer &R) { return perColumn(Steps(R, true), Line); }));
-  for (size_t I : Members)
-    Body.push_back(butterflies(Phases[I], std::min<int64_t>(Block, WarpSize)));
+      [&](ExprReplacer &R) { return Steps(R, true); }));
+  for (size_t I : Members) {
+    int64_t Lanes = std::min<int64_t>(Block, WarpSize);
+    if (int J = SumOf(I); J >= 0)
+      Body.push_back(onlineButterflies(I, J, Lanes));
+    else if (!Paired(I))
+      Body.push_back(butterflies(Phases[I], Lanes));
+  }
   int64_t Warps = Block / WarpSize;
   if (Warps > 1) {
     for (size_t I : Members)
@@ -234,13 +340,29 @@ Stmt ChainMapper::reduce(Mode M, const std::vector<size_t> &Members,
     // a total (max, min: lane % Warps covers every residue in any Group
     // consecutive lanes) or hold the identity (+, *).
     int64_t Group = static_cast<int64_t>(llvm::PowerOf2Ceil(Warps));
+    Expr Slot = Warps == WarpSize ? lane() : imod(lane(), intImm(Warps));
+    Expr InGroup = imod(lane(), intImm(Group));
     for (size_t I : Members) {
+      if (Paired(I))
+        continue;
+      if (int J = SumOf(I); J >= 0) {
+        // Lanes past Warps in a group hold the pair's identity (-inf, 0):
+        // a repeated total would count its sum twice.
+        for (size_t K : {I, static_cast<size_t>(J)}) {
+          DType T = Phases[K].Acc->Buf.Type;
+          Expr Total = load(T, Totals[K], {Slot});
+          if (Group != Warps)
+            Total = select(lt(InGroup, intImm(Warps)), load(T, Totals[K], {InGroup}),
+                           K == I ? floatImm(-INFINITY, T) : zeroOf(T));
+          Body.push_back(store(Phases[K].Acc->Buf.Name, {intImm(0)}, Total, Phases[K].Line));
+        }
+        Body.push_back(onlineButterflies(I, J, Group));
+        continue;
+      }
       const RowPhase &P = Phases[I];
       DType T = P.Acc->Buf.Type;
-      Expr Slot = Warps == WarpSize ? lane() : imod(lane(), intImm(Warps));
       Expr Total = load(T, Totals[I], {Slot});
       if (Group != Warps && !isIdempotent(P.Op)) {
-        Expr InGroup = imod(lane(), intImm(Group));
         Total =
             select(lt(InGroup, intImm(Warps)), load(T, Totals[I], {InGroup}), identityOf(P.Op, T));
       }
@@ -265,7 +387,10 @@ std::vector<size_t> ChainMapper::sweepGroup(size_t I) const {
       Written.push_back(static_cast<const StoreNode &>(*E).Buffer);
     if (J + 1 == Phases.size() || Phases[J + 1].Kind != RowPhaseKind::Reduction)
       return Members;
-    bool Reads = llvm::any_of(loadsOf(Phases[J + 1].Term), [&](const Expr &L) {
+    // A sum that follows the max before it online reads the max's total
+    // only through the pair's rescaling (onlineFold).
+    bool Reads = OnlineMax[J + 1] != static_cast<int>(J) &&
+                 llvm::any_of(loadsOf(Phases[J + 1].Term), [&](const Expr &L) {
       return llvm::is_contained(Written, static_cast<const LoadNode &>(*L).Buffer);
     });
     if (Reads)

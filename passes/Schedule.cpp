@@ -94,6 +94,9 @@ const std::vector<KnobSpec> &knobSpecs() {
       {"reduce_threads", "reduce-rows", "N",
        "threads of the block that reduces one row (default 256; pinned without "
        "rows_per_block it asks for one block per row)"},
+      {"online_softmax", "row-chain", "on | off",
+       "where a row chain re-reads its row, a max and the sum of exp(x - max) after it fold "
+       "in one sweep, the sum rescaled where the running max grows (default on)"},
       {"block_per_row", "reduce-rows", "auto | on | off",
        "one block per row of a row reduction (on) or one warp (off); default auto: a block "
        "for rows of unknown length, of 1024 or more elements, or few rows"},
@@ -484,6 +487,7 @@ std::vector<ScheduleProblem> checkSchedule(const Func &F) {
   R.onOff("fuse_factor");
   R.onOff("fuse_siblings");
   R.onOff("fuse_rows");
+  R.onOff("online_softmax");
   R.ints("unroll", 1, 1, 64, &V);
   R.ints("min_blocks", 1, 1, 32, &V);
   if (const Knob *K = findKnob(F, "fdiv"); K && K->Word != "call" && K->Word != "inline")
