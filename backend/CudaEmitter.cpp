@@ -135,6 +135,9 @@ public:
   /// f32 division as tdsl_fdiv, which calls no subroutine (the knob fdiv =
   /// inline), instead of CUDA's '/'.
   bool InlineFDiv = false;
+  /// f32 exp as tdsl_exp, ex2.approx of x log2 e (the knob fexp = ex2,
+  /// default), instead of CUDA's expf.
+  bool Ex2Exp = true;
 
   std::string type(DType T) const {
     if (T == DType::I64)
@@ -453,7 +456,7 @@ Text ExprWriter::callIntrinsic(const CallNode &N) {
       return callText(std::string(Name) + (D ? "" : "f"), {X});
     };
     switch (N.Fn) {
-    case Intrinsic::Exp: R = Math("exp"); break;
+    case Intrinsic::Exp: R = !D && Ex2Exp ? callText("tdsl_exp", {X}) : Math("exp"); break;
     case Intrinsic::Log: R = Math("log"); break;
     case Intrinsic::Sqrt: R = Math("sqrt"); break;
     // 1 / sqrt, not rsqrtf: that one is approximate.
@@ -1153,6 +1156,8 @@ void FuncEmitter::emitKernels() {
         2048 / std::max<int64_t>(Threads, 1));
     const Knob *FDivKnob = findKnob(Knobs, "fdiv");
     const bool InlineFDiv = FDivKnob && FDivKnob->Word == "inline";
+    const Knob *FExpKnob = findKnob(Knobs, "fexp");
+    const bool Ex2Exp = !FExpKnob || FExpKnob->Word == "ex2";
     for (bool General : {false, true}) {
       if (General && !L.Version)
         break;
@@ -1169,6 +1174,7 @@ void FuncEmitter::emitKernels() {
       OS << kernelName(L, General) << "(";
       ExprWriter W(Sizes, /*Host=*/false);
       W.InlineFDiv = InlineFDiv;
+      W.Ex2Exp = Ex2Exp;
       bool First = true;
       auto Param = [&](const std::string &P) {
         OS << (First ? "" : ", ") << P;

@@ -88,6 +88,9 @@ const std::vector<KnobSpec> &knobSpecs() {
        "subroutine call, and what is live across a call spills; or tdsl_fdiv (inline, what "
        "row-chain chooses where it keeps terms across its quotients): no call, more code at "
        "each division. Both round as IEEE"},
+      {"fexp", "backend", "ex2 | expf",
+       "how f32 exp is spelled: ex2.approx of x log2(e) (ex2, default: two instructions, within "
+       "6e-6 relative of e^x) or CUDA's expf (about ten instructions, within 2 ulp)"},
       {"rows_per_block", "reduce-rows", "W",
        "rows of a row reduction per block, one warp each (default 8; pinned without "
        "reduce_threads it asks for one warp per row)"},
@@ -492,6 +495,8 @@ std::vector<ScheduleProblem> checkSchedule(const Func &F) {
   R.ints("min_blocks", 1, 1, 32, &V);
   if (const Knob *K = findKnob(F, "fdiv"); K && K->Word != "call" && K->Word != "inline")
     R.problem(*K, "expects 'call' or 'inline'");
+  if (const Knob *K = findKnob(F, "fexp"); K && K->Word != "ex2" && K->Word != "expf")
+    R.problem(*K, "expects 'ex2' or 'expf'");
   R.ints("items_per_thread", 1, 1, 16, &V);
   R.ints("max_blocks", 1, 0, INT32_MAX, &V);
   R.ints("unroll_limit", 1, 1, 256, &V);

@@ -253,6 +253,18 @@ __host__ __device__ __forceinline__ float tdsl_fdiv(float a, float b) {
   return tdsl_fdiv_wide(a, b);
 }
 
+/// e^x as 2^(x log2 e) by the SFU's ex2.approx.f32 (subnormal results
+/// kept): two instructions where CUDA's expf takes about ten, which bounds
+/// exp-heavy row chains (softmax, cross-entropy) at memory speed. The
+/// rounding of x log2 e adds |x| 2^-24 ln 2 of relative error to ex2's 2
+/// ulp: under 2e-6 for |x| <= 20 (every term a softmax keeps in range)
+/// and 6e-6 up to overflow, inside f32's 1e-5 (the knob fexp = ex2).
+__device__ __forceinline__ float tdsl_exp(float x) {
+  float r;
+  asm("ex2.approx.f32 %0, %1;" : "=f"(r) : "f"(x * 1.44269504088896341f));
+  return r;
+}
+
 // The activations, spelled as the interpreter computes them. gelu scales
 // by 1/sqrt(2) rounded, as torch does, rather than dividing by sqrt(2): a
 // division is a subroutine on the device, and a GEMM epilogue takes 128 of

@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""A row-chain schedule against another over row shapes, with torch eager,
+torch.compile and torch's copy in the same run: how a change to softmax or
+cross-entropy is checked on rows the suite does not hold (vocabularies of
+32000, 50257 and 128256 words, 393216-wide rows, 64-wide ones).
+
+    python3 bench/row_sweep.py [--base KEY=VALUE,...] [--new KEY=VALUE,...]
+        [--arch sm_90] [--out DIR] [--quick] [--only softmax,cross_entropy]
+
+bench/suite's softmax and cross_entropy are compiled twice by the tdsl
+package, with the knobs of --base and of --new pinned (default: base
+online_softmax=off, new none), and called on the same f16 tensors (uniform
+[-4, 4)). First, rows with -inf (a whole row, all but one element, half,
+every third) against torch, NaNs included, for both. Then per shape: the
+fraction of the copy's speed (torch's Y.copy_(X) over the kernel's time;
+cross-entropy moves half the copy's bytes), new / base speed, new against
+torch and torch.compile, and the largest error over the first 64 rows
+against torch in f64. Times are medians of 5 runs of 20 back-to-back
+launches (CUDA events). Without torch or a GPU it says so and exits 0."""
+import argparse
+import os
+import sys
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(REPO, "python"))
+sys.path.insert(0, os.path.join(REPO, "bench"))
+import tdsl  # noqa: E402
+from schedule_sweep import knobs, median_ms  # noqa: E402
+
+try:
+    import torch
+    import torch.nn.functional as F
+except ImportError:
+    torch = None
+
+SHAPES = [(8192, 8192), (2048, 32000), (128, 131072), (262144, 64), (4096, 50257),
+          (1024, 128256), (4096, 393216)]
+KERNELS = ("softmax", "cross_entropy")
+
+
+def build(variants, arch, out, only):
+    return {(k, v): tdsl.compile(os.path.join(REPO, "bench", "suite", k + ".tdsl"), arch=arch,
+                                 schedule=pins, cache_dir=out)
+            for k in only for v, pins in variants.items()}
+
+
+def masked_rows(mods, variants, only):
+    """Rows with -inf against torch, NaNs in the same places."""
+    bad = []
+    for C in (9000, 9001, 2048, 37):
+        X = torch.randn(6, C, device="cuda").half()
+        X[0, : C // 2] = -float("inf")
+        X[1, : C - 1] = -float("inf")
+        X[2, :] = -float("inf")
+        X[3, ::3] = -float("inf")
+        lab = torch.full((6,), C - 1, device="cuda", dtype=torch.int32)
+        for v in variants:
+            if "softmax" in only:
+                Y, ref = mods[("softmax", v)].softmax(X), torch.softmax(X.double(), -1)
+                if not (torch.equal(Y.isnan(), ref.isnan()) and torch.allclose(
+                        Y.double().nan_to_num(), ref.nan_to_num(), atol=1e-3, rtol=1e-2)):
+                    bad.append(f"softmax C={C} {v}")
+            if "cross_entropy" in only:
+                L = mods[("cross_entropy", v)].cross_entropy(X, lab)
+                ref = F.cross_entropy(X.double(), lab.long(), reduction="none")
+                big = dict(posinf=1e30, neginf=-1e30)
+                if not (torch.equal(L.isnan(), ref.isnan()) and torch.allclose(
+                        L.double().nan_to_num(**big), ref.nan_to_num(**big), atol=1e-3, rtol=1e-3)):
+                    bad.append(f"cross_entropy C={C} {v}")
+    return bad
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--base", default="online_softmax=off")
+    ap.add_argument("--new", default="")
+    ap.add_argument("--arch", default=None, help="default: the GPU's own")
+    ap.add_argument("--out", default=os.path.join(REPO, "build", "row-sweep"))
+    ap.add_argument("--quick", action="store_true", help="two shapes only")
+    ap.add_argument("--only", default=",".join(KERNELS))
+    args = ap.parse_args()
+    only = [k for k in KERNELS if k in args.only.split(",")]
+    variants = {"base": knobs(args.base), "new": knobs(args.new)}
+    if torch is None or not torch.cuda.is_available():
+        print("row_sweep: no torch with a CUDA device here; nothing measured")
+        return 0
+    mods = build(variants, args.arch, args.out, only)
+    torch.manual_seed(0)
+    bad = masked_rows(mods, variants, only)
+    print("rows with -inf: " + ("match torch" if not bad else "MISMATCH " + ", ".join(bad)))
+    print(f"base: {args.base or '(no pins)'}; new: {args.new or '(no pins)'}")
+    print("| kernel | shape | copy ms | new: of copy (ms) | base: of copy | new / base | "
+          "vs torch | vs torch.compile | err new | err base |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for R, C in SHAPES[1:3] if args.quick else SHAPES:
+        X = (torch.rand(R, C, device="cuda") * 8 - 4).half()
+        Y = torch.empty_like(X)
+        copy_ms = median_ms(lambda: Y.copy_(X))
+        head = X[:64].double()
+        lab = torch.randint(0, C, (R,), device="cuda", dtype=torch.int32)
+        loss = torch.empty(R, device="cuda")
+        for k in only:
+            ms, err = {}, {}
+            for v in variants:
+                fn = getattr(mods[(k, v)], k)
+                if k == "softmax":
+                    call = lambda fn=fn: fn(X, out=Y)
+                    ref, got = torch.softmax(head, -1), lambda: Y[:64]
+                else:
+                    call = lambda fn=fn: fn(X, lab, out=loss)
+                    ref = F.cross_entropy(head, lab[:64].long(), reduction="none")
+                    got = lambda: loss[:64]
+                call()
+                err[v] = (got().double() - ref).abs().max().item()
+                ms[v] = median_ms(call)
+            if k == "softmax":
+                eager, share = (lambda: torch.softmax(X, -1)), 1.0
+            else:
+                l64 = lab.long()
+                eager, share = (lambda: F.cross_entropy(X, l64, reduction="none")), 0.5
+            t_eager, t_compiled = median_ms(eager), median_ms(torch.compile(eager))
+            print(f"| {k} | {R}x{C} | {copy_ms:.4f} | {copy_ms * share / ms['new']:.3f} "
+                  f"({ms['new']:.4f}) | {copy_ms * share / ms['base']:.3f} | "
+                  f"{ms['base'] / ms['new']:.3f} | {t_eager / ms['new']:.2f}x | "
+                  f"{t_compiled / ms['new']:.2f}x | {err['new']:.1e} | {err['base']:.1e} |",
+                  flush=True)
+            torch._dynamo.reset()
+        del X, Y
+        torch.cuda.empty_cache()
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
