@@ -90,9 +90,10 @@ void ChainGenerator::rows(bool Fuse) {
   std::string Held = "s";
   if (Fuse && Red == "max=" && chance(0.6)) {
     // Softmax's sum after its max: folded with it in one sweep (online)
-    // where the row is re-read, as for 8200 elements (whole runs) or odd
-    // lengths (one element at a time). exp makes it a float program.
-    P.Sizes[C] = pickOf(std::vector<int64_t>{7, 300, 8200});
+    // where the row is re-read, as for 8200 elements (whole runs), 8201
+    // (peeled) or short odd lengths (one element at a time). exp makes it
+    // a float program.
+    P.Sizes[C] = pickOf(std::vector<int64_t>{7, 300, 8200, 8201});
     P.Body.push_back(stmt("z", {"r"}, "+=", call("exp", {bin("-", Term, at("s", {"r"}))})));
     P.Exact = false;
     Held = "z";

@@ -465,6 +465,13 @@ std::optional<Expr> runTest(const Func &F, const Expr &Extent,
   return Test;
 }
 
+Expr linearIndex(const std::vector<Expr> &Shape, const std::vector<Expr> &Idx) {
+  Expr Flat = Idx.empty() ? intImm(0) : Idx.front();
+  for (size_t D = 1; D < Idx.size(); ++D)
+    Flat = add(mul(Flat, Shape[D]), Idx[D]);
+  return Flat;
+}
+
 Expr zeroOf(DType T) { return isFloat(T) ? floatImm(0.0, T) : intImm(0, T); }
 
 bool isReductionOp(BinaryOp Op) {

@@ -115,6 +115,10 @@ ir::Expr flatExtent(const std::vector<const ir::ForNode *> &Loops);
 /// kernels as it passes a parameter). Null if there is none.
 const ir::Buffer *findTensor(const ir::Func &F, const std::string &Name);
 
+/// The row-major offset of element Idx of a tensor of shape Shape:
+/// ((i_0 * s_1 + i_1) * s_2 + ...) + i_n.
+ir::Expr linearIndex(const std::vector<ir::Expr> &Shape, const std::vector<ir::Expr> &Idx);
+
 /// True if Idx is [..., V] with V nowhere else: consecutive values of V
 /// address consecutive elements of a row-major tensor.
 bool contiguousIn(const std::vector<ir::Expr> &Idx, const std::string &V);

@@ -55,6 +55,8 @@ void ChainMapper::takeNames() {
   MaxRef = Names.fresh("max_ref");
   OtherMax = Names.fresh("max_o");
   OtherSum = Names.fresh("sum_o");
+  Head = Names.fresh("head");
+  NumRuns = Names.fresh("runs");
 }
 
 void ChainMapper::plan() {
@@ -68,7 +70,7 @@ void ChainMapper::plan() {
   RunName.clear();
   CacheName.clear();
   Width = 0;
-  WideCond = CachedCond = nullptr;
+  WideCond = CachedCond = PeelCond = PeelHead = nullptr;
   auto Stageable = [](DType T) { return dtypeBytes(T) == 4 || dtypeBytes(T) == 2; };
   bool Odd = false;
   int64_t Narrowest = 0;
@@ -164,6 +166,8 @@ void ChainMapper::plan() {
     return;
   }
   WideCond = *Test;
+  if (!C && knobEnabled(F, "peel_rows", true))
+    planPeel(Wide);
   WideWhy.clear();
   for (size_t I = 0; I < Wide.size(); ++I)
     WideWhy += (I ? ", " : "") + Wide[I];
@@ -184,6 +188,46 @@ void ChainMapper::plan() {
     else if (*C <= Fit)
       CachedCond = WideCond;
   }
+}
+
+void ChainMapper::planPeel(const std::vector<std::string> &Wide) {
+  // Each tensor along the row, at column 0 of the row: one offset for all.
+  std::vector<std::pair<std::string, std::vector<Expr>>> Accesses;
+  for (const Expr &L : Staged) {
+    const auto &N = static_cast<const LoadNode &>(*L);
+    Accesses.push_back({N.Buffer, N.Indices});
+  }
+  for (const RowPhase &P : Phases)
+    if (P.Kind == RowPhaseKind::Element)
+      Accesses.push_back({P.Out, P.OutIdx});
+  Expr Offset;
+  for (auto &[Name, Idx] : Accesses) {
+    const Buffer *B = findTensor(F, Name);
+    if (!B || B->rank() < 2 || !structurallyEqual(B->Shape.back(), Cols))
+      return;
+    Idx.back() = intImm(0);
+    Expr O = linearIndex(B->Shape, Idx);
+    if (Offset && !structurallyEqual(O, Offset))
+      return;
+    Offset = O;
+  }
+  if (!Offset)
+    return;
+  for (const std::string &Name : Wide) {
+    const Buffer *B = findTensor(F, Name);
+    Expr A = call(Intrinsic::Aligned, {load(B->Type, Name, std::vector<Expr>(B->rank(), intImm(0))),
+                                       intImm(pieceOf(B->Type) * dtypeBytes(B->Type))});
+    PeelCond = PeelCond ? land(PeelCond, A) : A;
+  }
+  PeelHead = imod(sub(intImm(Width), imod(Offset, intImm(Width))), intImm(Width));
+}
+
+Stmt ChainMapper::peeled(const std::vector<std::string> &Totals, unsigned Line) {
+  Peel = true;
+  Stmt Body = version(Mode::Wide, Totals, Line);
+  Peel = false;
+  Expr Whole = idiv(binary(BinaryOp::Max, sub(Cols, var(Head)), intImm(0)), intImm(Width));
+  return letStmt(Head, PeelHead, letStmt(NumRuns, Whole, Body, Line), Line);
 }
 
 Stmt ChainMapper::version(Mode M, const std::vector<std::string> &Totals, unsigned Line) {
@@ -232,6 +276,8 @@ Stmt ChainMapper::versions(const std::vector<std::string> &Totals, bool WarpEach
   bool Holds = llvm::is_contained(Cached, true);
   if (WarpEach)
     return ifThen(WideCond, version(Holds ? Mode::Cached : Mode::Wide, Totals, Line), Body, Line);
+  if (PeelCond)
+    Body = ifThen(PeelCond, peeled(Totals, Line), Body, Line);
   Body = ifThen(WideCond, version(Mode::Wide, Totals, Line), Body, Line);
   if (CachedCond)
     Body = ifThen(CachedCond, version(Mode::Cached, Totals, Line), Body, Line);
@@ -315,7 +361,11 @@ Stmt ChainMapper::build(unsigned Line, const LoopRun &Run) {
     How += OnlineWhy;
   if (Width) {
     How = "runs of " + std::to_string(Width) + " elements (16 bytes where " + WideWhy +
-          " take whole aligned runs, else one element at a time)";
+          " take whole aligned runs" +
+          (PeelCond && PerBlock ? "; in a block, a row of another length in runs from its first "
+                                  "16-byte boundary, its head and tail an element at a time"
+                                : "") +
+          ", else one element at a time)";
     if (PerBlock)
       How += ", re-read in each phase" + std::string(Online ? OnlineWhy : "") +
              std::string(CachedCond ? ", or held in registers when the row fits (" +
@@ -349,7 +399,9 @@ Stmt ChainMapper::build(unsigned Line, const LoopRun &Run) {
          "took it: " + std::to_string(Phases.size()) + " phases, " + Mapping +
              (CachedCond || (!LaneGroups.empty() && llvm::is_contained(Cached, true))
                   ? ", the row held in registers when it fits"
-                  : ""));
+                  : "") +
+             (Online ? ", a max and the sum of exp(x - max) in one sweep (online)" : "") +
+             (PeelCond && PerBlock ? ", rows of other lengths peeled" : ""));
   return forLoop(Row, intImm(0), Grid, ForKind::BlockX, block({note(What, Line), Body}, Line),
                  Line);
 }

@@ -83,6 +83,14 @@ private:
   int64_t Width = 0;                         ///< elements per run; 0: no runs
   int64_t Runs = 0;                          ///< runs a thread holds
   Expr WideCond, CachedCond;
+  /// Rows that are not whole runs (a block per row): where every tensor
+  /// along the row is aligned and all have the same offset at a row's
+  /// start (PeelCond), the row's first Head elements and its tail go an
+  /// element at a time and the NumRuns runs between, which start at a
+  /// 16-byte boundary, as in the versions above (Peel while those are
+  /// built). PeelHead: (Width - o % Width) % Width for the row's offset o.
+  Expr PeelCond, PeelHead;
+  bool Peel = false;
   /// Held version: the terms of reductions that later phases compute
   /// again (softmax's exp(x - max)), kept per element of the thread's
   /// runs in KeepName[phase], and what replaces them there.
@@ -96,7 +104,7 @@ private:
   /// is read once for the two.
   std::vector<int> OnlineMax;
   std::string Row, RowOfWarp, RowOfRange, Warp, Lane, Tid, Step, Start, V, Col, Val, RunMax, MaxRef,
-      OtherMax, OtherSum;
+      OtherMax, OtherSum, Head, NumRuns;
 
   void takeNames();
 
@@ -195,6 +203,18 @@ private:
   Stmt elementwise(Mode M, const RowPhase &P, std::vector<bool> &Filled);
 
   Stmt version(Mode M, const std::vector<std::string> &Totals, unsigned Line);
+
+  /// The row's head and tail of a peeled version: element e of the
+  /// C - NumRuns * Width a thread takes, at column e (the head) or e +
+  /// NumRuns * Width (the tail).
+  Stmt remainder(const std::function<Stmt(ExprReplacer &)> &PerElement, unsigned Line) const;
+
+  /// The peeled version, re-read in each phase (a held one raised the
+  /// registers of the whole kernel), under the lets of Head and NumRuns.
+  Stmt peeled(const std::vector<std::string> &Totals, unsigned Line);
+
+  /// PeelCond and PeelHead, where the row's tensors allow them.
+  void planPeel(const std::vector<std::string> &Wide);
 
   /// The versions of the chain for threads per row Block, widest first:
   /// held when the row fits (always, for a warp per row), re-read in runs,

@@ -25,14 +25,18 @@ Stmt ChainMapper::byOwner(const Stmt &S) const {
 }
 
 Stmt ChainMapper::atRun(Stmt Body, unsigned Line) const {
-  return letStmt(Start, mul(add(tid(), mul(var(Step), intImm(Block))), intImm(Width)), Body, Line);
+  Expr C0 = mul(add(tid(), mul(var(Step), intImm(Block))), intImm(Width));
+  return letStmt(Start, Peel ? add(var(Head), C0) : C0, Body, Line);
 }
 
 Stmt ChainMapper::overRuns(Mode M, Stmt Body, unsigned Line) const {
-  if (M == Mode::Cached)
+  if (M == Mode::Cached) {
+    Expr Whole = Peel ? le(add(var(Start), intImm(Width)), Cols) : lt(var(Start), Cols);
     return forLoop(Step, intImm(0), intImm(Runs), ForKind::Unrolled,
-                   atRun(ifThen(lt(var(Start), Cols), Body, nullptr, Line), Line), Line);
-  Expr Trips = idiv(add(sub(idiv(Cols, intImm(Width)), tid()), intImm(Block - 1)), intImm(Block));
+                   atRun(ifThen(Whole, Body, nullptr, Line), Line), Line);
+  }
+  Expr RunsOfRow = Peel ? var(NumRuns) : idiv(Cols, intImm(Width));
+  Expr Trips = idiv(add(sub(RunsOfRow, tid()), intImm(Block - 1)), intImm(Block));
   return forLoop(Step, intImm(0), Trips, ForKind::Serial, atRun(Body, Line), Line);
 }
 
@@ -96,8 +100,21 @@ Stmt ChainMapper::sweep(Mode M, const std::vector<Expr> &Reads, unsigned Line,
   Stmt Body = block(std::move(Fills), Line);
   for (auto It = Regs.rbegin(); It != Regs.rend(); ++It)
     Body = allocate(*It, Body, Line);
+  if (Peel)
+    Before.push_back(remainder(PerElement, Line));
   Before.push_back(overRuns(M, Body, Line));
   return block(std::move(Before), Line);
+}
+
+Stmt ChainMapper::remainder(const std::function<Stmt(ExprReplacer &)> &PerElement,
+                            unsigned Line) const {
+  ExprReplacer None;
+  Expr Past = mul(var(NumRuns), intImm(Width));
+  Expr Trips = idiv(add(sub(sub(Cols, Past), tid()), intImm(Block - 1)), intImm(Block));
+  Expr E = add(tid(), mul(var(Step), intImm(Block)));
+  Expr Column = select(lt(E, var(Head)), E, add(E, Past));
+  return forLoop(Step, intImm(0), Trips, ForKind::Serial,
+                 letStmt(Col, Column, PerElement(None), Line), Line);
 }
 
 Expr ChainMapper::apply(ExprReplacer &R, const Expr &E) {

@@ -100,6 +100,10 @@ const std::vector<KnobSpec> &knobSpecs() {
       {"online_softmax", "row-chain", "on | off",
        "where a row chain re-reads its row, a max and the sum of exp(x - max) after it fold "
        "in one sweep, the sum rescaled where the running max grows (default on)"},
+      {"peel_rows", "row-chain", "on | off",
+       "in a block per row, a row that is not whole 16-byte runs takes its runs from its first "
+       "16-byte boundary and its head and tail an element at a time, where its tensors allow "
+       "(default on; off: such rows go an element at a time)"},
       {"block_per_row", "reduce-rows", "auto | on | off",
        "one block per row of a row reduction (on) or one warp (off); default auto: a block "
        "for rows of unknown length, of 1024 or more elements, or few rows"},
@@ -491,6 +495,7 @@ std::vector<ScheduleProblem> checkSchedule(const Func &F) {
   R.onOff("fuse_siblings");
   R.onOff("fuse_rows");
   R.onOff("online_softmax");
+  R.onOff("peel_rows");
   R.ints("unroll", 1, 1, 64, &V);
   R.ints("min_blocks", 1, 1, 32, &V);
   if (const Knob *K = findKnob(F, "fdiv"); K && K->Word != "call" && K->Word != "inline")

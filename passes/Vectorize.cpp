@@ -4,6 +4,7 @@
 #include "passes/PassUtils.h"
 #include "ir/Simplify.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <string>
@@ -126,6 +127,63 @@ private:
     return false;
   }
 
+  /// E modulo W: a constant plus coefficients of the terms it cannot see
+  /// into (products of two variables, quotients), compared structurally
+  /// once lets are expanded. X % K counts as X where W divides K (X - K q),
+  /// so a row's head h = (W - o % W) % W cancels its offset o.
+  struct Residue {
+    int64_t Const = 0;
+    std::vector<std::pair<Expr, int64_t>> Terms;
+  };
+  void residue(const Expr &E, int64_t W, int64_t Scale, Residue &R, unsigned Depth) {
+    auto Opaque = [&] {
+      for (auto &[T, K] : R.Terms)
+        if (structurallyEqual(T, E)) {
+          K = (K + Scale) % W;
+          return;
+        }
+      R.Terms.push_back({E, Scale % W});
+    };
+    if (Depth > 64)
+      return Opaque();
+    if (std::optional<int64_t> C = asConstInt(E)) {
+      R.Const = (R.Const + Scale % W * (*C % W)) % W;
+      return;
+    }
+    if (E->Kind == ExprKind::Var) {
+      if (Expr V = Lets.lookup(static_cast<const VarNode &>(*E).Name))
+        return residue(V, W, Scale, R, Depth + 1);
+      return Opaque();
+    }
+    if (E->Kind != ExprKind::Binary)
+      return Opaque();
+    const auto &B = static_cast<const BinaryNode &>(*E);
+    std::optional<int64_t> KA = asConstInt(B.A), KB = asConstInt(B.B);
+    switch (B.Op) {
+    case BinaryOp::Add:
+    case BinaryOp::Sub:
+      residue(B.A, W, Scale, R, Depth + 1);
+      return residue(B.B, W, B.Op == BinaryOp::Add ? Scale : W - Scale % W, R, Depth + 1);
+    case BinaryOp::Mul:
+      if (KA || KB)
+        return residue(KA ? B.B : B.A, W, Scale * ((KA ? *KA : *KB) % W) % W, R, Depth + 1);
+      if (multipleOf(B.A, W) || multipleOf(B.B, W))
+        return;
+      return Opaque();
+    case BinaryOp::Mod:
+      if (KB && *KB > 0 && *KB % W == 0)
+        return residue(B.A, W, Scale, R, Depth + 1);
+      return Opaque();
+    default: return Opaque();
+    }
+  }
+  bool residueZero(const Expr &E, int64_t W) {
+    Residue R;
+    residue(E, W, 1, R, 0);
+    return (R.Const % W + W) % W == 0 &&
+           llvm::all_of(R.Terms, [&](const auto &T) { return (T.second % W + W) % W == 0; });
+  }
+
   /// E is a multiple of W for every value of its variables.
   bool multipleOf(const Expr &E, int64_t W, unsigned Depth = 0) {
     if (Depth > 64)
@@ -186,9 +244,17 @@ private:
       // Row-major: the offset is (...) * rows + last index, so it is a
       // multiple of W when the rows and the last index are; and the first
       // element must be aligned, which only a test at run time knows.
+      // Or the offset itself is one: a row's runs that start past its head
+      // (row-chain's peeled rows).
       int64_t Bytes = W * dtypeBytes(B->Type);
       bool Rows = B->rank() < 2 || multipleOf(B->Shape.back(), W);
-      if (!knownAligned(Name, Bytes) || !Rows || !multipleOf(Base, W)) {
+      bool Flat = false;
+      if (knownAligned(Name, Bytes) && (!Rows || !multipleOf(Base, W))) {
+        std::vector<Expr> At(Idx.begin(), Idx.end() - 1);
+        At.push_back(Base);
+        Flat = residueZero(linearIndex(B->Shape, At), W);
+      }
+      if (!Flat && (!knownAligned(Name, Bytes) || !Rows || !multipleOf(Base, W))) {
         remark("vectorize", L.SrcLine,
                "'" + Name + "' is in global memory and no enclosing test proves " +
                    (!knownAligned(Name, Bytes) ? "aligned(" + Name + ", " + std::to_string(Bytes) + ")"

@@ -9,7 +9,10 @@
 //   by its constant row length and its base; a global side (a parameter or
 //   a temporary the launcher allocates) only inside an enclosing
 //   `if ... && aligned(X[0, 0], W * E) && R % W == 0 ...` (map-elementwise
-//   and tile-contraction write such tests); a register side always. The
+//   and tile-contraction write such tests), or under `aligned(X[0, 0], W *
+//   E)` alone where the element's row-major offset is a multiple of W
+//   modulo W (row-chain's peeled rows: r * C + head + 8 t with head =
+//   (8 - r * C % 8) % 8); a register side always. The
 //   backend emits the memory side as ONE float4 / float2 (int4 / int2; uint4
 //   / uint2 holding halves) access. A side not proven aligned stays scalar,
 //   with a remark.
