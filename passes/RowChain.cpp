@@ -190,46 +190,6 @@ void ChainMapper::plan() {
   }
 }
 
-void ChainMapper::planPeel(const std::vector<std::string> &Wide) {
-  // Each tensor along the row, at column 0 of the row: one offset for all.
-  std::vector<std::pair<std::string, std::vector<Expr>>> Accesses;
-  for (const Expr &L : Staged) {
-    const auto &N = static_cast<const LoadNode &>(*L);
-    Accesses.push_back({N.Buffer, N.Indices});
-  }
-  for (const RowPhase &P : Phases)
-    if (P.Kind == RowPhaseKind::Element)
-      Accesses.push_back({P.Out, P.OutIdx});
-  Expr Offset;
-  for (auto &[Name, Idx] : Accesses) {
-    const Buffer *B = findTensor(F, Name);
-    if (!B || B->rank() < 2 || !structurallyEqual(B->Shape.back(), Cols))
-      return;
-    Idx.back() = intImm(0);
-    Expr O = linearIndex(B->Shape, Idx);
-    if (Offset && !structurallyEqual(O, Offset))
-      return;
-    Offset = O;
-  }
-  if (!Offset)
-    return;
-  for (const std::string &Name : Wide) {
-    const Buffer *B = findTensor(F, Name);
-    Expr A = call(Intrinsic::Aligned, {load(B->Type, Name, std::vector<Expr>(B->rank(), intImm(0))),
-                                       intImm(pieceOf(B->Type) * dtypeBytes(B->Type))});
-    PeelCond = PeelCond ? land(PeelCond, A) : A;
-  }
-  PeelHead = imod(sub(intImm(Width), imod(Offset, intImm(Width))), intImm(Width));
-}
-
-Stmt ChainMapper::peeled(const std::vector<std::string> &Totals, unsigned Line) {
-  Peel = true;
-  Stmt Body = version(Mode::Wide, Totals, Line);
-  Peel = false;
-  Expr Whole = idiv(binary(BinaryOp::Max, sub(Cols, var(Head)), intImm(0)), intImm(Width));
-  return letStmt(Head, PeelHead, letStmt(NumRuns, Whole, Body, Line), Line);
-}
-
 Stmt ChainMapper::version(Mode M, const std::vector<std::string> &Totals, unsigned Line) {
   Kept.Map.clear();
   std::vector<Stmt> Out;

@@ -54,8 +54,11 @@
 //         Y[r, c] = X[r, c] / s[0] } } }       } else ... } } } } }
 //
 // Code: passes/RowChain.cpp (the mapping), passes/RowChainPhases.cpp (a
-//   phase's code), passes/RowChainMapper.h (the mapper they share).
-// Test: test/passes/row-chain.tir, test/passes/row-chain-cuda.test
+//   phase's code), passes/RowChainOnline.cpp (the online max and sum),
+//   passes/RowChainPeel.cpp (peeled rows), passes/RowChainMapper.h (the
+//   mapper they share).
+// Test: test/passes/row-chain.tir, test/passes/row-chain-cuda.test,
+//   test/passes/row-chain-online.test, test/passes/row-chain-peel.test
 //
 //===----------------------------------------------------------------------===//
 #ifndef TDSL_PASSES_ROWCHAIN_H

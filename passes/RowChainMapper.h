@@ -1,9 +1,11 @@
 //===- RowChainMapper.h - The row-chain pass's mapper, shared by its files -===//
 //
 // Internal to passes/RowChain.cpp (the mapping: which threads take a row,
-// the versions, the launch) and passes/RowChainPhases.cpp (the code of one
+// the versions, the launch), passes/RowChainPhases.cpp (the code of one
 // phase: the runs, the reductions and their butterflies, the maps per
-// element). Not for other passes: passes/RowChain.h is the pass.
+// element), passes/RowChainOnline.cpp (a max and the sum of exp(x - max)
+// in one sweep) and passes/RowChainPeel.cpp (rows of any length in runs).
+// Not for other passes: passes/RowChain.h is the pass.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TDSL_PASSES_ROWCHAINMAPPER_H

@@ -1,0 +1,67 @@
+//===- RowChainPeel.cpp - Rows of any length in 16-byte runs -------------===//
+//
+// For the row-chain pass (passes/RowChain.h, peel_rows): in a block per
+// row, a row that is not a whole number of 16-byte runs takes its runs from
+// its first 16-byte boundary, where its tensors are aligned and share the
+// row's offset, and its head and tail an element at a time. The runs are
+// those of the re-read version (RowChainPhases.cpp's sweep, with Peel set);
+// vectorize proves them aligned by the offset modulo the run.
+//
+//===----------------------------------------------------------------------===//
+#include "ir/Match.h"
+#include "passes/RowChainMapper.h"
+
+namespace tdsl::rowchain {
+
+void ChainMapper::planPeel(const std::vector<std::string> &Wide) {
+  // Each tensor along the row, at column 0 of the row: one offset for all.
+  std::vector<std::pair<std::string, std::vector<Expr>>> Accesses;
+  for (const Expr &L : Staged) {
+    const auto &N = static_cast<const LoadNode &>(*L);
+    Accesses.push_back({N.Buffer, N.Indices});
+  }
+  for (const RowPhase &P : Phases)
+    if (P.Kind == RowPhaseKind::Element)
+      Accesses.push_back({P.Out, P.OutIdx});
+  Expr Offset;
+  for (auto &[Name, Idx] : Accesses) {
+    const Buffer *B = findTensor(F, Name);
+    if (!B || B->rank() < 2 || !structurallyEqual(B->Shape.back(), Cols))
+      return;
+    Idx.back() = intImm(0);
+    Expr O = linearIndex(B->Shape, Idx);
+    if (Offset && !structurallyEqual(O, Offset))
+      return;
+    Offset = O;
+  }
+  if (!Offset)
+    return;
+  for (const std::string &Name : Wide) {
+    const Buffer *B = findTensor(F, Name);
+    Expr A = call(Intrinsic::Aligned, {load(B->Type, Name, std::vector<Expr>(B->rank(), intImm(0))),
+                                       intImm(pieceOf(B->Type) * dtypeBytes(B->Type))});
+    PeelCond = PeelCond ? land(PeelCond, A) : A;
+  }
+  PeelHead = imod(sub(intImm(Width), imod(Offset, intImm(Width))), intImm(Width));
+}
+
+Stmt ChainMapper::peeled(const std::vector<std::string> &Totals, unsigned Line) {
+  Peel = true;
+  Stmt Body = version(Mode::Wide, Totals, Line);
+  Peel = false;
+  Expr Whole = idiv(binary(BinaryOp::Max, sub(Cols, var(Head)), intImm(0)), intImm(Width));
+  return letStmt(Head, PeelHead, letStmt(NumRuns, Whole, Body, Line), Line);
+}
+
+Stmt ChainMapper::remainder(const std::function<Stmt(ExprReplacer &)> &PerElement,
+                            unsigned Line) const {
+  ExprReplacer None;
+  Expr Past = mul(var(NumRuns), intImm(Width));
+  Expr Trips = idiv(add(sub(sub(Cols, Past), tid()), intImm(Block - 1)), intImm(Block));
+  Expr E = add(tid(), mul(var(Step), intImm(Block)));
+  Expr Column = select(lt(E, var(Head)), E, add(E, Past));
+  return forLoop(Step, intImm(0), Trips, ForKind::Serial,
+                 letStmt(Col, Column, PerElement(None), Line), Line);
+}
+
+} // namespace tdsl::rowchain
