@@ -32,12 +32,12 @@
 //   results in one sweep, and a max with the sum of exp(T - max) of its
 //   own term T after it (online_softmax: the sum rescaled where the
 //   running max grows). In a block per row of a length known at run
-//   time, rows that are not whole runs (50257) but whose tensors are
-//   aligned and share the row's offset take runs from the row's first
-//   16-byte boundary, re-read in each phase (a held version beside the
-//   others would raise the kernel's registers, 48 to 64, for every row),
-//   and their head and tail
-//   an element at a time (peeled); other rows go one element at a time. No held
+//   time, rows of halves that are not whole runs (50257) but whose
+//   tensors are aligned and share the row's offset take runs from the
+//   row's first 16-byte boundary, re-read in each phase (a held version
+//   beside the others would raise the kernel's registers, 48 to 64, for
+//   every row), and their head and tail an element at a time (peeled);
+//   other rows go one element at a time. No held
 //   4-byte tensor lives across an f32 division (its slow path is a call,
 //   where 32 values a thread would spill). Results differ from the serial
 //   loops only by the reassociation of OP, the same on every run.

@@ -14,6 +14,11 @@
 namespace tdsl::rowchain {
 
 void ChainMapper::planPeel(const std::vector<std::string> &Wide) {
+  // Rows of halves only: beside a 4-byte tensor along the row (runs of 4,
+  // 16-byte pieces of 32 bytes a run) the version's lets and offsets made
+  // attention's f32 chain spill with 64-bit indices (ptxas -v: 24 bytes).
+  if (Width != 8)
+    return;
   // Each tensor along the row, at column 0 of the row: one offset for all.
   std::vector<std::pair<std::string, std::vector<Expr>>> Accesses;
   for (const Expr &L : Staged) {

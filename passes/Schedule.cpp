@@ -101,7 +101,7 @@ const std::vector<KnobSpec> &knobSpecs() {
        "where a row chain re-reads its row, a max and the sum of exp(x - max) after it fold "
        "in one sweep, the sum rescaled where the running max grows (default on)"},
       {"peel_rows", "row-chain", "on | off",
-       "in a block per row, a row that is not whole 16-byte runs takes its runs from its first "
+       "in a block per row, a row of halves that is not whole 16-byte runs takes its runs from its first "
        "16-byte boundary and its head and tail an element at a time, where its tensors allow "
        "(default on; off: such rows go an element at a time)"},
       {"block_per_row", "reduce-rows", "auto | on | off",
