@@ -17,7 +17,6 @@ cross-entropy moves half the copy's bytes), new / base speed, new against
 torch and torch.compile, and the largest error over the first 64 rows
 against torch in f64. Times are medians of 5 runs of 20 back-to-back
 launches (CUDA events). Without torch or a GPU it says so and exits 0."""
-import argparse
 import os
 import sys
 
@@ -25,7 +24,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "python"))
 sys.path.insert(0, os.path.join(REPO, "bench"))
 import tdsl  # noqa: E402
-from schedule_sweep import knobs, median_ms  # noqa: E402
+from schedule_sweep import knobs, median_ms, sweep_parser  # noqa: E402
 
 try:
     import torch
@@ -71,12 +70,7 @@ def masked_rows(mods, variants, only):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--base", default="online_softmax=off")
-    ap.add_argument("--new", default="")
-    ap.add_argument("--arch", default=None, help="default: the GPU's own")
-    ap.add_argument("--out", default=os.path.join(REPO, "build", "row-sweep"))
-    ap.add_argument("--quick", action="store_true", help="two shapes only")
+    ap = sweep_parser("online_softmax=off", "row-sweep", "two shapes only")
     ap.add_argument("--only", default=",".join(KERNELS))
     args = ap.parse_args()
     only = [k for k in KERNELS if k in args.only.split(",")]

@@ -94,14 +94,19 @@ def cases(quick):
            lambda x, g, u: F.silu(x @ g) * (x @ u), "T4096 D4096 F11008")
 
 
-def main():
+def sweep_parser(base, out, quick):
+    """The options of a sweep of two schedules (this one, row_sweep.py)."""
     ap = argparse.ArgumentParser()
-    ap.add_argument("--base", default="double_buffer=off")
+    ap.add_argument("--base", default=base)
     ap.add_argument("--new", default="")
     ap.add_argument("--arch", default=None, help="default: the GPU's own")
-    ap.add_argument("--out", default=os.path.join(REPO, "build", "schedule-sweep"))
-    ap.add_argument("--quick", action="store_true", help="three f16 shapes only")
-    args = ap.parse_args()
+    ap.add_argument("--out", default=os.path.join(REPO, "build", out))
+    ap.add_argument("--quick", action="store_true", help=quick)
+    return ap
+
+
+def main():
+    args = sweep_parser("double_buffer=off", "schedule-sweep", "three f16 shapes only").parse_args()
     if torch is None or not torch.cuda.is_available():
         print("schedule_sweep: no torch with a CUDA device here; nothing measured")
         return 0
