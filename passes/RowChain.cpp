@@ -61,10 +61,9 @@ void ChainMapper::takeNames() {
 
 void ChainMapper::plan() {
   KeepName.assign(Phases.size(), "");
-  OnlineMax.assign(Phases.size(), -1);
+  FollowsMax.assign(Phases.size(), false);
   for (size_t J = 1; OnlineOn && J < Phases.size(); ++J)
-    if (followsMax(J - 1, J))
-      OnlineMax[J] = static_cast<int>(J - 1);
+    FollowsMax[J] = followsMax(J - 1, J);
   Staged.clear();
   Cached.clear();
   RunName.clear();
@@ -167,7 +166,7 @@ void ChainMapper::plan() {
   }
   WideCond = *Test;
   if (!C && knobEnabled(F, "peel_rows", true))
-    planPeel(Wide);
+    planPeel();
   WideWhy.clear();
   for (size_t I = 0; I < Wide.size(); ++I)
     WideWhy += (I ? ", " : "") + Wide[I];
@@ -315,7 +314,7 @@ Stmt ChainMapper::build(unsigned Line, const LoopRun &Run) {
 
   // 3. The note and the remark.
   std::string How = "one element at a time";
-  bool Online = llvm::any_of(OnlineMax, [](int I) { return I >= 0; });
+  bool Online = llvm::is_contained(FollowsMax, true);
   const char *OnlineWhy = " (the max and the sum of exp(x - max) in one, online)";
   if (!Width && Online)
     How += OnlineWhy;

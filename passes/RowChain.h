@@ -35,8 +35,8 @@
 //   time, rows of halves that are not whole runs (50257) but whose
 //   tensors are aligned and share the row's offset take runs from the
 //   row's first 16-byte boundary, re-read in each phase (a held version
-//   beside the others would raise the kernel's registers, 48 to 64, for
-//   every row), and their head and tail an element at a time (peeled);
+//   beside the others would raise the whole kernel's registers, for every
+//   row), and their head and tail an element at a time (peeled);
 //   other rows go one element at a time. No held
 //   4-byte tensor lives across an f32 division (its slow path is a call,
 //   where 32 values a thread would spill). Results differ from the serial

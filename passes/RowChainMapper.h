@@ -99,12 +99,12 @@ private:
   std::vector<std::string> KeepName;
   ExprReplacer Kept;
   std::string WideWhy;
-  /// Online pairs: OnlineMax[J] is the max phase J - 1 when phase J sums
-  /// exp(T - max) of that max's own term T (softmax, cross-entropy), else
-  /// -1. Where the row is re-read, one sweep folds both: the sum is kept
-  /// relative to the running max and rescaled where it grows, so the row
-  /// is read once for the two.
-  std::vector<int> OnlineMax;
+  /// Online pairs: FollowsMax[J] when phase J sums exp(T - max) of the
+  /// max phase J - 1's own term T (softmax, cross-entropy). Where the row
+  /// is re-read, one sweep folds both: the sum is kept relative to the
+  /// running max and rescaled where it grows, so the row is read once for
+  /// the two.
+  std::vector<bool> FollowsMax;
   std::string Row, RowOfWarp, RowOfRange, Warp, Lane, Tid, Step, Start, V, Col, Val, RunMax, MaxRef,
       OtherMax, OtherSum, Head, NumRuns;
 
@@ -215,8 +215,9 @@ private:
   /// registers of the whole kernel), under the lets of Head and NumRuns.
   Stmt peeled(const std::vector<std::string> &Totals, unsigned Line);
 
-  /// PeelCond and PeelHead, where the row's tensors allow them.
-  void planPeel(const std::vector<std::string> &Wide);
+  /// PeelCond (WideCond's alignment tests) and PeelHead, where the row's
+  /// tensors allow them.
+  void planPeel();
 
   /// The versions of the chain for threads per row Block, widest first:
   /// held when the row fits (always, for a warp per row), re-read in runs,

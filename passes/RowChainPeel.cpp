@@ -13,10 +13,10 @@
 
 namespace tdsl::rowchain {
 
-void ChainMapper::planPeel(const std::vector<std::string> &Wide) {
+void ChainMapper::planPeel() {
   // Rows of halves only: beside a 4-byte tensor along the row (runs of 4,
   // 16-byte pieces of 32 bytes a run) the version's lets and offsets made
-  // attention's f32 chain spill with 64-bit indices (ptxas -v: 24 bytes).
+  // attention's f32 chain spill with 64-bit indices.
   if (Width != 8)
     return;
   // Each tensor along the row, at column 0 of the row: one offset for all.
@@ -41,12 +41,17 @@ void ChainMapper::planPeel(const std::vector<std::string> &Wide) {
   }
   if (!Offset)
     return;
-  for (const std::string &Name : Wide) {
-    const Buffer *B = findTensor(F, Name);
-    Expr A = call(Intrinsic::Aligned, {load(B->Type, Name, std::vector<Expr>(B->rank(), intImm(0))),
-                                       intImm(pieceOf(B->Type) * dtypeBytes(B->Type))});
-    PeelCond = PeelCond ? land(PeelCond, A) : A;
-  }
+  // WideCond's alignment tests, without its whole-runs ones.
+  std::function<void(const Expr &)> Aligned = [&](const Expr &E) {
+    if (E->Kind == ExprKind::Binary && static_cast<const BinaryNode &>(*E).Op == BinaryOp::And) {
+      Aligned(static_cast<const BinaryNode &>(*E).A);
+      Aligned(static_cast<const BinaryNode &>(*E).B);
+    } else if (E->Kind == ExprKind::Call &&
+               static_cast<const CallNode &>(*E).Fn == Intrinsic::Aligned) {
+      PeelCond = PeelCond ? land(PeelCond, E) : E;
+    }
+  };
+  Aligned(WideCond);
   PeelHead = imod(sub(intImm(Width), imod(Offset, intImm(Width))), intImm(Width));
 }
 

@@ -220,16 +220,15 @@ Stmt ChainMapper::reduce(Mode M, const std::vector<size_t> &Members,
                             P.Line));
     Reads.push_back(P.Term);
   }
-  // Online pairs among the members (a re-read row): max I's sum J.
+  // Online pairs among the members (a re-read row): max J - 1's sum J,
+  // consecutive members (sweepGroup).
   auto Paired = [&](size_t J) {
-    return M != Mode::Cached && OnlineMax[J] >= 0 &&
-           llvm::is_contained(Members, static_cast<size_t>(OnlineMax[J]));
+    return M != Mode::Cached && FollowsMax[J] && llvm::is_contained(Members, J - 1);
   };
   auto SumOf = [&](size_t I) -> int {
-    for (size_t J : Members)
-      if (Paired(J) && OnlineMax[J] == static_cast<int>(I))
-        return static_cast<int>(J);
-    return -1;
+    return I + 1 < Phases.size() && Paired(I + 1) && llvm::is_contained(Members, I + 1)
+               ? static_cast<int>(I + 1)
+               : -1;
   };
   auto Steps = [&](ExprReplacer &R, bool InRun) {
     std::vector<Stmt> Plain, Out;
@@ -317,7 +316,7 @@ std::vector<size_t> ChainMapper::sweepGroup(size_t I) const {
       return Members;
     // A sum that follows the max before it online reads the max's total
     // only through the pair's rescaling (onlineFold).
-    bool Reads = OnlineMax[J + 1] != static_cast<int>(J) &&
+    bool Reads = !FollowsMax[J + 1] &&
                  llvm::any_of(loadsOf(Phases[J + 1].Term), [&](const Expr &L) {
       return llvm::is_contained(Written, static_cast<const LoadNode &>(*L).Buffer);
     });

@@ -247,17 +247,15 @@ private:
       // Or the offset itself is one: a row's runs that start past its head
       // (row-chain's peeled rows).
       int64_t Bytes = W * dtypeBytes(B->Type);
+      bool Aligned = knownAligned(Name, Bytes);
       bool Rows = B->rank() < 2 || multipleOf(B->Shape.back(), W);
-      bool Flat = false;
-      if (knownAligned(Name, Bytes) && (!Rows || !multipleOf(Base, W))) {
-        std::vector<Expr> At(Idx.begin(), Idx.end() - 1);
-        At.push_back(Base);
-        Flat = residueZero(linearIndex(B->Shape, At), W);
-      }
-      if (!Flat && (!knownAligned(Name, Bytes) || !Rows || !multipleOf(Base, W))) {
+      bool ByRows = Rows && multipleOf(Base, W);
+      std::vector<Expr> At(Idx.begin(), Idx.end() - 1);
+      At.push_back(Base);
+      if (!Aligned || (!ByRows && !residueZero(linearIndex(B->Shape, At), W))) {
         remark("vectorize", L.SrcLine,
                "'" + Name + "' is in global memory and no enclosing test proves " +
-                   (!knownAligned(Name, Bytes) ? "aligned(" + Name + ", " + std::to_string(Bytes) + ")"
+                   (!Aligned ? "aligned(" + Name + ", " + std::to_string(Bytes) + ")"
                     : !Rows ? "its rows a multiple of " + std::to_string(W) + " elements"
                             : "the run starts at a multiple of " + std::to_string(W)) +
                    "; scalar accesses");
