@@ -23,18 +23,20 @@ sys.path.insert(0, os.path.join(REPO, "bench"))
 
 RUNGS = [
     ("1-fuse=off", ["fuse=off"]),
-    ("2-+inline", ["fuse_epilogue=off", "fuse_factor=off", "fuse_siblings=off", "fuse_rows=off"]),
-    ("3-+epilogue", ["fuse_factor=off", "fuse_siblings=off", "fuse_rows=off"]),
-    ("4-+factor", ["fuse_siblings=off", "fuse_rows=off"]),
-    ("5-+siblings", ["fuse_rows=off"]),
-    ("6-+rows", []),
+    ("2-+inline", ["fuse_epilogue=off", "fuse_factor=off", "fuse_prologue=off", "fuse_siblings=off",
+                   "fuse_rows=off"]),
+    ("3-+epilogue", ["fuse_factor=off", "fuse_prologue=off", "fuse_siblings=off", "fuse_rows=off"]),
+    ("4-+factor", ["fuse_prologue=off", "fuse_siblings=off", "fuse_rows=off"]),
+    ("5-+prologue", ["fuse_siblings=off", "fuse_rows=off"]),
+    ("6-+siblings", ["fuse_rows=off"]),
+    ("7-+rows", []),
 ]
 
 
 def cases(torch, quick):
     """(kernel, shape, tensors, output, tolerance) of each kernel a rule
-    changes: the row chains, the GEMM epilogue, the scaled GEMM, the gated
-    MLP."""
+    changes: the row chains, the GEMM epilogue, the scaled GEMM, the
+    int8-weight GEMM, the gated MLP."""
     dev = "cuda"
     r = lambda *s, dt=torch.float16: (torch.rand(*s, device=dev) * 2 - 1).to(dt)
     R, C = (257, 300) if quick else (8192, 8192)
@@ -48,6 +50,8 @@ def cases(torch, quick):
     yield "cross_entropy", f"{R}x{C}", [r(R, C), lab], torch.empty(R, device=dev), 1e-3
     yield "gemm_bias_relu", f"{n}^3", [r(n, n), r(n, n), r(n, dt=f32)], r(n, n), 1e-2
     yield "gemm_scaled", f"{n}^3", [r(n, n), r(n, n), 0.5], r(n, n), 1e-2
+    Wq = torch.randint(-127, 128, (n, n), device=dev, dtype=torch.int8)
+    yield "gemm_dequant", f"{n}^3", [r(n, n), Wq, (torch.rand(n, device=dev) / 64).half()], r(n, n), 1e-2
     yield "gated_mlp", f"{T}x{D}x{F}", [r(T, D), r(D, F) / 8, r(D, F) / 8], r(T, F), 1e-2
 
 

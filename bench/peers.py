@@ -179,6 +179,15 @@ def main():
             lambda: tdsl_kernel("gemm_scaled")(A, B, alpha, out=C),
             {"torch": lambda: alpha * (A @ B),
              "torch.compile": tc("gsc", lambda: alpha * (A @ B))}, ref, C, 1e-2)
+    # Weight-only int8: the scale leaves the sum (factor rule) and f16(Wq)
+    # is computed first (prologue rule), so the product is an f16 GEMM.
+    Wq = torch.randint(-127, 128, (n, n), device=dev, dtype=torch.int8)
+    sc = (torch.rand(n, device=dev) / 64).half()
+    ref = (A.float() @ Wq.float()) * sc.float()
+    deq = lambda: (A @ Wq.half()) * sc
+    measure("gemm_dequant", f"{n}x{n}x{n}", "f16 x i8", 2.0 * n ** 3, A.nbytes + Wq.nbytes + C.nbytes,
+            lambda: tdsl_kernel("gemm_dequant")(A, Wq, sc, out=C),
+            {"torch": deq, "torch.compile": tc("deq", deq)}, ref, C, 1e-2)
     # A Llama-style gated MLP: two GEMMs over the same X, then silu(g) * u.
     T, D, Fd = (256, 256, 384) if args.quick else (4096, 4096, 11008)
     X, Wg, Wu = r(T, D), r(D, Fd) / 8, r(D, Fd) / 8

@@ -382,8 +382,7 @@ bool runCheck(const ast::Module &M, const CheckOptions &Opts, llvm::raw_ostream 
     ir::Module KM;
     // Lowered as the compile lowers it, fused; the reference is the
     // unfused kernel's.
-    KM.Funcs.push_back(
-        lowerKernel(K, Opts.LineOf, graph::planKernel(K, Opts.LineOf, Opts.FusionKnobs)));
+    KM.Funcs.push_back(graph::lowerFused(K, Opts.LineOf, Opts.FusionKnobs));
     llvm::append_range(KM.Funcs.front().Schedule, Opts.Knobs);
     std::map<std::string, ir::TensorData> NaiveOutputs;
     bool PrevOk = false;

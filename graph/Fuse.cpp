@@ -1,6 +1,7 @@
 //===- Fuse.cpp - Which statements of a kernel graph share a launch -------===//
 #include "graph/Fuse.h"
 #include "graph/Epilogue.h"
+#include "graph/Prologue.h"
 #include "graph/RowChain.h"
 #include "graph/Siblings.h"
 #include "passes/PassUtils.h"
@@ -24,6 +25,8 @@ FusionOptions fusionOptions(const ast::Kernel &K, const std::vector<ir::Knob> &C
       O.Epilogue = Word == "on";
     else if (Key == "fuse_factor")
       O.Factor = Word == "on";
+    else if (Key == "fuse_prologue")
+      O.Prologue = Word == "on";
     else if (Key == "fuse_siblings")
       O.Siblings = Word == "on";
     else if (Key == "fuse_rows")
@@ -223,7 +226,8 @@ FusionPlan planFusion(const KernelGraph &G, const FusionOptions &O) {
   for (const Node &Nd : G.Nodes)
     MembersOf[Nd.Id] = {Nd.Id};
   if (O.Enabled && O.Siblings)
-    for (const SiblingGroup &Gr : findSiblings(G, P.Lower.FactorsOut, EpilogueWhyNot, P.Why, P.Refused))
+    for (const SiblingGroup &Gr :
+         findSiblings(G, P.Lower.FactorsOut, O.Prologue, EpilogueWhyNot, P.Why, P.Refused))
       for (unsigned S : Gr.Others) {
         SiblingOf[S] = static_cast<int>(Gr.First);
         MembersOf[Gr.First].push_back(S);
@@ -258,6 +262,33 @@ FusionPlan planFusion(const KernelGraph &G, const FusionOptions &O) {
       P.Why[Nd.Id] = (P.Why[Nd.Id].empty() ? "" : P.Why[Nd.Id] + "; ") + "runs its epilogue " +
                      Maps + " on the accumulators, and is never stored";
     }
+  // Prologues: a contraction's operand that is a function of a tile
+  // operand is computed first, in a launch of its own.
+  std::vector<std::vector<std::string>> PrologueOf(N);
+  if (O.Enabled && O.Prologue)
+    for (const Node &Nd : G.Nodes) {
+      if (Nd.Class != NodeClass::Contraction || SiblingOf[Nd.Id] >= 0)
+        continue;
+      PrologueChoice C = choosePrologue(Nd, P.Lower.FactorsOut.count(Nd.target()) > 0);
+      if (!C.Refusal.empty()) {
+        P.Why[Nd.Id] = (P.Why[Nd.Id].empty() ? "" : P.Why[Nd.Id] + "; ") +
+                       "reads its operands as they are written: " + C.Refusal;
+        P.Refused[Nd.Id] = true;
+        continue;
+      }
+      if (C.Staged.empty())
+        continue;
+      auto Epi = P.Lower.Epilogues.find(Nd.target());
+      P.Prologues.push_back(
+          {Nd.Line, Epi == P.Lower.Epilogues.end() ? Nd.target() : Epi->second[0]->TargetName});
+      bool Two = C.Staged.size() > 1;
+      P.Why[Nd.Id] = (P.Why[Nd.Id].empty() ? "" : P.Why[Nd.Id] + "; ") + "computes its operand" +
+                     (Two ? "s over " + C.Staged[0] + " and over " + C.Staged[1]
+                          : " over " + C.Staged[0]) +
+                     " first, " + (Two ? "each " : "") +
+                     "in a launch before it, and tiles two plain operands (its prologue)";
+      PrologueOf[Nd.Id] = std::move(C.Staged);
+    }
   // Row chains: consecutive launches over the same rows become one.
   std::vector<unsigned> Roots;
   for (const Node &Nd : G.Nodes)
@@ -287,7 +318,7 @@ FusionPlan planFusion(const KernelGraph &G, const FusionOptions &O) {
   for (unsigned Id : Roots)
     if (ChainOf[Id] < 0 || ChainOf[Id] == static_cast<int>(Id)) {
       P.GroupOf[Id] = static_cast<int>(P.Groups.size());
-      P.Groups.push_back({Id, {}, {}, {}, {}});
+      P.Groups.push_back({Id, {}, {}, {}, {}, PrologueOf[Id]});
     } else {
       P.GroupOf[Id] = P.GroupOf[ChainOf[Id]];
       P.Groups[P.GroupOf[Id]].Chain.push_back(Id);
@@ -330,18 +361,20 @@ FusionPlan planFusion(const KernelGraph &G, const FusionOptions &O) {
   return P;
 }
 
-std::vector<LowerPlan> planModule(const ast::Module &M,
-                                  const std::function<unsigned(llvm::SMLoc)> &LineOf,
-                                  const std::vector<ir::Knob> &CommandLine) {
-  std::vector<LowerPlan> Plans;
-  for (const auto &K : M.Kernels)
-    Plans.push_back(planKernel(*K, LineOf, CommandLine));
-  return Plans;
+ir::Func lowerFused(const ast::Kernel &K, const std::function<unsigned(llvm::SMLoc)> &LineOf,
+                    const std::vector<ir::Knob> &CommandLine) {
+  FusionPlan P = planFusion(buildGraph(K, LineOf), fusionOptions(K, CommandLine));
+  ir::Func F = lowerKernel(K, LineOf, P.Lower);
+  stagePrologues(F, P.Prologues);
+  return F;
 }
 
-LowerPlan planKernel(const ast::Kernel &K, const std::function<unsigned(llvm::SMLoc)> &LineOf,
-                     const std::vector<ir::Knob> &CommandLine) {
-  return planFusion(buildGraph(K, LineOf), fusionOptions(K, CommandLine)).Lower;
+ir::Module lowerFused(const ast::Module &M, const std::function<unsigned(llvm::SMLoc)> &LineOf,
+                      const std::vector<ir::Knob> &CommandLine) {
+  ir::Module IR;
+  for (const auto &K : M.Kernels)
+    IR.Funcs.push_back(lowerFused(*K, LineOf, CommandLine));
+  return IR;
 }
 
 } // namespace tdsl::graph

@@ -46,23 +46,29 @@
 //            its order, within the dtype's tolerance; on small integers it
 //            is exact.
 //
+//   prologue A contraction's side that is a function of a tile operand
+//            (relu(A[m, k]), A[m, k] * s[k], f16(Aq[m, k])) is computed
+//            first, in a launch of its own, into a temporary that the
+//            contraction reads as a plain operand (graph/Prologue.h).
+//
 // Fusion keeps every rounding: an inlined value is converted to the
 // intermediate's dtype as the store did, and so is the accumulator an
 // epilogue reads. Knobs: `fuse = off` lowers every statement on its own,
 // as before this stage; `fuse_inline`, `fuse_epilogue`, `fuse_factor`,
-// `fuse_siblings` and `fuse_rows = off` turn one rule off.
+// `fuse_prologue`, `fuse_siblings` and `fuse_rows = off` turn one rule off.
 //
 // Requires: a checked kernel (sema has filled every field) and its graph.
 // Ensures: a plan under which lowering computes what the unfused kernel
 //   computes, every rounding kept (the factor rule reorders a sum: within
-//   the dtype's tolerance, exact on small integers); fewer launches and
-//   intermediates; a reason per decision, as a remark.
+//   the dtype's tolerance, exact on small integers; a prologue rounds an
+//   operand only to a type that holds it or to the results' type); fewer
+//   launches and intermediates; a reason per decision, as a remark.
 // Why here: between sema and lowering, where statements are still whole
 //   (domains, reductions, affine reads) and each group can still become
 //   one launch; the loop-IR passes then see fused nests of a known class.
 //
 // Test: test/graph/fuse-inline.test, test/graph/fuse-epilogue.test,
-//   test/graph/fuse-factor.test, test/graph/fuse-siblings.test,
+//   test/graph/fuse-factor.test, test/graph/fuse-prologue.test, test/graph/fuse-siblings.test,
 //   test/graph/fuse-rows.test, test/graph/graph.test
 //
 //===----------------------------------------------------------------------===//
@@ -71,6 +77,7 @@
 
 #include "frontend/Lower.h"
 #include "graph/Graph.h"
+#include "graph/Prologue.h"
 #include "ir/IR.h"
 
 #include "llvm/Support/raw_ostream.h"
@@ -85,6 +92,7 @@ struct FusionOptions {
   bool Inline = true;   ///< fuse_inline
   bool Epilogue = true; ///< fuse_epilogue
   bool Factor = true;   ///< fuse_factor
+  bool Prologue = true; ///< fuse_prologue
   bool Siblings = true; ///< fuse_siblings
   bool Rows = true;     ///< fuse_rows
 };
@@ -95,13 +103,15 @@ FusionOptions fusionOptions(const ast::Kernel &K, const std::vector<ir::Knob> &C
 /// One launch: its root node, the contractions computed beside it (its
 /// siblings), the maps computed on its accumulators (a contraction's
 /// epilogue), the statements after the root in its row chain, and the
-/// nodes computed inside it (inlined).
+/// nodes computed inside it (inlined); and the reads of each operand its
+/// prologue computes first, in a launch before it.
 struct Group {
   unsigned Root = 0;
   std::vector<unsigned> Siblings;
   std::vector<unsigned> Epilogue;
   std::vector<unsigned> Inlined;
   std::vector<unsigned> Chain;
+  std::vector<std::string> Prologue;
 };
 
 struct FusionPlan {
@@ -110,20 +120,20 @@ struct FusionPlan {
   std::vector<std::string> Why;    ///< per node: why it was or was not fused ("" if no rule applied)
   std::vector<bool> Refused;       ///< per node: Why is a refusal (a remark)
   LowerPlan Lower;                 ///< what lowering follows
+  std::vector<PrologueSite> Prologues; ///< what stagePrologues rewrites after it
 };
 
 /// The groups of G under O; a remark (pass "fuse") at each decision.
 FusionPlan planFusion(const KernelGraph &G, const FusionOptions &O);
 
-/// The lowering plan of kernel K under its knobs and CommandLine (its
-/// remarks too).
-LowerPlan planKernel(const ast::Kernel &K, const std::function<unsigned(llvm::SMLoc)> &LineOf,
-                     const std::vector<ir::Knob> &CommandLine);
+/// Kernel K lowered under its fusion plan (knobs from its schedule and
+/// CommandLine; the plan's remarks too), its prologues computed first.
+ir::Func lowerFused(const ast::Kernel &K, const std::function<unsigned(llvm::SMLoc)> &LineOf,
+                    const std::vector<ir::Knob> &CommandLine);
 
-/// The lowering plan of each kernel of M, in order.
-std::vector<LowerPlan> planModule(const ast::Module &M,
-                                  const std::function<unsigned(llvm::SMLoc)> &LineOf,
-                                  const std::vector<ir::Knob> &CommandLine);
+/// Each kernel of M, in order, lowered so.
+ir::Module lowerFused(const ast::Module &M, const std::function<unsigned(llvm::SMLoc)> &LineOf,
+                      const std::vector<ir::Knob> &CommandLine);
 
 /// What `tdslc --emit=graph` prints: the nodes with their domains, reads
 /// and edges, then the groups and the reason for each decision.

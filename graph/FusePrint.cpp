@@ -48,6 +48,8 @@ void printGraph(const KernelGraph &G, const FusionPlan &P, llvm::raw_ostream &OS
     Nodes("its epilogue", Gr.Epilogue);
     Nodes("its row chain", Gr.Chain);
     Nodes("computing inside it", Gr.Inlined);
+    for (const std::string &Reads : Gr.Prologue)
+      OS << ", after its prologue over " << Reads << " (a launch of its own)";
     OS << "\n";
   }
   bool Any = false;

@@ -74,18 +74,26 @@ std::vector<std::string> outputsUsed(const std::vector<Affine> &Map,
 
 NodeClass classify(const Stmt &S) {
   if (!S.Reduced.empty()) {
-    // A sum of products of reads along the reduced indices, two of which
-    // use different output indices (A[m, k] and B[k, n]; not d[r, c] *
-    // d[r, c], a row reduction of a square).
+    // A sum of products of operands along the reduced indices, two of
+    // which use different output indices (A[m, k] and B[k, n]; not
+    // d[r, c] * d[r, c], a row reduction of a square). An operand is a
+    // read, or a function of reads that all use the same output indices
+    // (relu(A[m, k]), which the prologue rule computes first).
     std::vector<const Expr *> Fs;
     factors(*S.Value, Fs);
     std::vector<std::vector<std::string>> Sides;
-    for (const Expr *F : Fs)
-      if (F->Kind == ExprKind::Access) {
-        const auto &Subs = static_cast<const Access *>(F)->AffineSubs;
-        if (usesAny(Subs, S.Reduced))
-          Sides.push_back(outputsUsed(Subs, S.Indices));
+    for (const Expr *F : Fs) {
+      std::vector<Read> Reads;
+      collectReads(*F, Reads);
+      std::vector<std::vector<std::string>> Used;
+      bool Reduces = false;
+      for (const Read &R : Reads) {
+        Reduces |= usesAny(R.Map, S.Reduced);
+        Used.push_back(outputsUsed(R.Map, S.Indices));
       }
+      if (Reduces && llvm::all_of(Used, [&](const auto &U) { return U == Used.front(); }))
+        Sides.push_back(Used.front());
+    }
     bool Differ = llvm::any_of(Sides, [&](const std::vector<std::string> &X) {
       return X != Sides.front();
     });

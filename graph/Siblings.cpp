@@ -1,5 +1,6 @@
 //===- Siblings.cpp - Contractions over one operand, one launch -----------===//
 #include "graph/Siblings.h"
+#include "graph/Prologue.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -111,13 +112,18 @@ std::string productShape(const Node &N, const std::set<std::string> &FactoredOut
 /// Why contraction S cannot join the launch of First (whose group has
 /// Members nodes), with which it shares the read Shared, or "".
 std::string joinRefusal(const KernelGraph &G, const Node &First, size_t Members, const Node &S,
-                        const Read &Shared, const std::set<std::string> &FactoredOut) {
+                        const Read &Shared, const std::set<std::string> &FactoredOut,
+                        bool Prologues) {
   std::string Of = "'" + First.target() + "' (line " + std::to_string(First.Line) + ")";
   // (Both sum: a contraction's combiner is +=, graph/Graph.h.)
   if (std::string Why = untileable(S); !Why.empty())
     return Why;
   if (std::string Why = untileable(First); !Why.empty())
     return "of " + Of + ", " + Why;
+  for (const Node *X : {&S, &First})
+    if (Prologues && !choosePrologue(*X, FactoredOut.count(X->target()) > 0).Staged.empty())
+      return (X == &S ? std::string() : "of " + Of + ", ") +
+             "an operand is no plain read: its prologue computes it first, in a launch of its own";
   auto SameRanges = [&](const std::vector<std::string> &A, const std::vector<std::string> &B) {
     if (A.size() != B.size())
       return false;
@@ -155,7 +161,7 @@ std::string joinRefusal(const KernelGraph &G, const Node &First, size_t Members,
 } // namespace
 
 std::vector<SiblingGroup>
-findSiblings(const KernelGraph &G, const std::set<std::string> &FactoredOut,
+findSiblings(const KernelGraph &G, const std::set<std::string> &FactoredOut, bool Prologues,
              const std::function<std::string(const std::vector<unsigned> &)> &EpilogueWhyNot,
              std::vector<std::string> &Why, std::vector<bool> &Refused) {
   std::vector<SiblingGroup> Groups;
@@ -179,7 +185,8 @@ findSiblings(const KernelGraph &G, const std::set<std::string> &FactoredOut,
       if (!Shared)
         continue;
       const Node &First = G.Nodes[Gr.First];
-      std::string Why = joinRefusal(G, First, 1 + Gr.Others.size(), S, *Shared, FactoredOut);
+      std::string Why =
+          joinRefusal(G, First, 1 + Gr.Others.size(), S, *Shared, FactoredOut, Prologues);
       // Sharing the tile must not cost an epilogue the group, or S alone,
       // would take.
       std::vector<unsigned> Members = {Gr.First};

@@ -23,6 +23,9 @@
 //     the same dtypes, as many factors), so that one tiling takes both:
 //     tf32(X) * tf32(W) beside X * V would take the pair off the tensor
 //     cores;
+//   - with the prologue rule on, every operand of both is a plain read (one
+//     computed from reads, such as relu(X[t, d]), has a prologue of its
+//     own, graph/Prologue.h);
 //   - the group has fewer than four members (each one's accumulators take
 //     registers in every thread).
 // The maps that read the group's results then form its epilogue as one
@@ -61,12 +64,12 @@ struct SiblingGroup {
 
 /// The sibling groups of G; FactoredOut names the contractions whose
 /// factors free of the reduced indices leave the sum (the factor rule,
-/// graph/Fuse.h), and EpilogueWhyNot of a
+/// graph/Fuse.h), Prologues says whether the prologue rule is on, and EpilogueWhyNot of a
 /// contraction and its siblings is "" when the epilogue rule takes the
 /// maps reading their results, else why not. Why gets the reason of each
 /// decision (appended to what is there), and Refused marks the refusals.
 std::vector<SiblingGroup>
-findSiblings(const KernelGraph &G, const std::set<std::string> &FactoredOut,
+findSiblings(const KernelGraph &G, const std::set<std::string> &FactoredOut, bool Prologues,
              const std::function<std::string(const std::vector<unsigned> &)> &EpilogueWhyNot,
              std::vector<std::string> &Why, std::vector<bool> &Refused);
 

@@ -49,6 +49,9 @@ const std::vector<KnobSpec> &knobSpecs() {
       {"fuse_factor", "fuse", "on | off",
        "multiply a contraction's sum by its factors free of the reduced indices once per output "
        "(alpha * A * B), so it tiles like a plain GEMM (default on)"},
+      {"fuse_prologue", "fuse", "on | off",
+       "compute a contraction's operand that is a function of a tile operand (relu(A), A * s[k], "
+       "f16(Aq)) first, in a launch of its own, so it tiles two plain operands (default on)"},
       {"fuse_siblings", "fuse", "on | off",
        "one launch for contractions that read one operand over the same index space (a gated "
        "MLP's X . Wg and X . Wu), each with its own accumulators, the operand staged once "
@@ -492,6 +495,7 @@ std::vector<ScheduleProblem> checkSchedule(const Func &F) {
   R.onOff("fuse_inline");
   R.onOff("fuse_epilogue");
   R.onOff("fuse_factor");
+  R.onOff("fuse_prologue");
   R.onOff("fuse_siblings");
   R.onOff("fuse_rows");
   R.onOff("online_softmax");

@@ -322,8 +322,7 @@ std::optional<ir::Module> compileToIR(const ast::Module &M,
   if (Remarks)
     setRemarkHandler([&](const Remark &R) { Collected.push_back(R); });
   auto LineOf = [&](SMLoc L) { return Diags.lineOf(L); };
-  ir::Module IR = lowerModule(
-      M, LineOf, graph::planModule(M, LineOf, FusionKnobs));
+  ir::Module IR = graph::lowerFused(M, LineOf, FusionKnobs);
   unsigned MinSM = ~0u;
   for (StringRef A : Archs)
     MinSM = std::min(MinSM, parseCudaArch(A));
