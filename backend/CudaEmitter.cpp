@@ -733,10 +733,11 @@ bool FuncEmitter::emitVectorCopy(const ForNode &N, ExprWriter &W) {
     return false;
   // 4-byte elements travel as float2/4 (int2/4) and their components;
   // 2-byte ones (f16, bf16) as the bits of uint2/4, two to a word
-  // (tdsl_pack, tdsl_unpack).
+  // (tdsl_pack, tdsl_unpack); 1-byte ones (i8) as the bits of uint1/2/4,
+  // four to a word (tdsl_pack4, tdsl_unpack_byte).
   DType T = St.Value->Type;
   int64_t EB = dtypeBytes(T);
-  bool Bits = EB == 2;
+  bool Bits = EB == 2, Bytes = EB == 1;
   std::string VT, ET = backend::deviceElementType(T);
   if (T == DType::F32)
     VT = "float" + std::to_string(Width);
@@ -744,6 +745,8 @@ bool FuncEmitter::emitVectorCopy(const ForNode &N, ExprWriter &W) {
     VT = "int" + std::to_string(Width);
   else if (Bits && (Width == 4 || Width == 8))
     VT = Width == 4 ? "uint2" : "uint4";
+  else if (Bytes && (Width == 4 || Width == 8 || Width == 16))
+    VT = "uint" + std::to_string(Width / 4);
   else
     return false;
   auto At = [&](const Buffer &B, const std::vector<Expr> &Idx, int64_t E) {
@@ -754,6 +757,9 @@ bool FuncEmitter::emitVectorCopy(const ForNode &N, ExprWriter &W) {
   };
   static const char *Lane[] = {".x", ".y", ".z", ".w"};
   auto Part = [&](int64_t E) {
+    if (Bytes)
+      return "tdsl_unpack_byte(tdsl_vec" + std::string(Lane[E / 4]) + ", " +
+             std::to_string(E % 4) + ")";
     if (!Bits)
       return "tdsl_vec" + std::string(Lane[E]);
     return "tdsl_unpack<" + ET + ">(tdsl_vec" + Lane[E / 2] + ", " + std::to_string(E % 2) + ")";
@@ -769,6 +775,13 @@ bool FuncEmitter::emitVectorCopy(const ForNode &N, ExprWriter &W) {
     for (int64_t E = 0; E < Width; E += 2)
       OS << (E ? ", " : "") << "tdsl_pack(" << At(*S.Buf, Ld.Indices, E) << ", "
          << At(*S.Buf, Ld.Indices, E + 1) << ")";
+    OS << ");\n";
+  } else if (Bytes) {
+    line() << "const " << VT << " tdsl_vec = make_" << VT << "(";
+    for (int64_t E = 0; E < Width; E += 4)
+      OS << (E ? ", " : "") << "tdsl_pack4(" << At(*S.Buf, Ld.Indices, E) << ", "
+         << At(*S.Buf, Ld.Indices, E + 1) << ", " << At(*S.Buf, Ld.Indices, E + 2) << ", "
+         << At(*S.Buf, Ld.Indices, E + 3) << ")";
     OS << ");\n";
   } else {
     line() << "const " << VT << " tdsl_vec = make_" << VT << "(";

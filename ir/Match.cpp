@@ -17,9 +17,11 @@ const StoreNode *vectorCopy(const ForNode &N, int64_t &Width) {
   const auto *St = static_cast<const StoreNode *>(Body.get());
   if (St->Value->Kind != ExprKind::Load)
     return nullptr;
-  // 8 or 16 bytes: 2 or 4 elements of 4 bytes, 4 or 8 of 2 bytes.
+  // 8 or 16 bytes: 2 or 4 elements of 4 bytes, 4 or 8 of 2 bytes; or 4,
+  // 8 or 16 of 1 byte (i8 runs beside f32, f16 or i8 ones).
   int64_t EB = dtypeBytes(St->Value->Type);
-  if ((EB != 4 && EB != 2) || (*W * EB != 8 && *W * EB != 16))
+  bool Wide = *W * EB == 8 || *W * EB == 16;
+  if (!((EB == 4 || EB == 2) && Wide) && !(EB == 1 && (Wide || *W == 4)))
     return nullptr;
   Width = *W;
   return St;

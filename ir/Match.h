@@ -16,8 +16,8 @@ Stmt stripBlocks(Stmt S);
 
 /// The copy of a loop the backend can emit as one wide access: its body
 /// is one store of a load, of 8 or 16 bytes in all (4-byte elements,
-/// extent 2 or 4; 2-byte elements, extent 4 or 8; the extent in Width),
-/// min 0. Null otherwise.
+/// extent 2 or 4; 2-byte elements, extent 4 or 8), or 4, 8 or 16 1-byte
+/// elements; the extent in Width, min 0. Null otherwise.
 const StoreNode *vectorCopy(const ForNode &N, int64_t &Width);
 
 /// The last knob called Key in Knobs (later entries win), or null.

@@ -152,10 +152,11 @@ private:
 
   /// Runs of Width consecutive elements of the innermost loop (run q of the
   /// nest starts at element t = Width q), Width = 16 bytes of the widest
-  /// such tensor: 4 when one has 4-byte elements, 8 when all have 2.
-  /// 1. Each 2- or 4-byte tensor (a parameter or a temporary) read along
+  /// such tensor: 4 when one has 4-byte elements, 8 when the widest have
+  /// 2, 16 when all have 1.
+  /// 1. Each 1-, 2- or 4-byte tensor (a parameter or a temporary) read along
   ///    that loop and nowhere else is a staged load. Every tensor along the
-  ///    loop takes part, or there is no wide path: one left out (f64, i8)
+  ///    loop takes part, or there is no wide path: one left out (f64, i64)
   ///    would be accessed with a stride of a run, up to 8 times the memory
   ///    transactions.
   /// 2. Width, and Items (items_per_thread, by default 16 / Width: 16
@@ -172,7 +173,9 @@ private:
   Stmt widePath(const LoopRun &Run, const StoreNode &St, unsigned Line) {
     // 1. The staged loads and the wide store.
     const ForNode &In = *Run.Loops.back();
-    auto Stageable = [](DType T) { return dtypeBytes(T) == 4 || dtypeBytes(T) == 2; };
+    auto Stageable = [](DType T) {
+      return dtypeBytes(T) == 4 || dtypeBytes(T) == 2 || T == DType::I8;
+    };
     std::vector<Expr> Staged;
     const Buffer *Odd = nullptr; // along the loop, but of another size
     for (const Expr &L : loadsOf(St.Value)) {
@@ -193,7 +196,7 @@ private:
     }
     if (Staged.empty() && !WideStore) {
       remark("map-elementwise", Line,
-             "no 2- or 4-byte tensor is accessed contiguously along '" + In.Var +
+             "no 1-, 2- or 4-byte tensor is accessed contiguously along '" + In.Var +
                  "'; one element at a time");
       return nullptr;
     }
@@ -206,7 +209,8 @@ private:
       return nullptr;
     }
     // 2. A run is 16 bytes of the widest wide tensor: 4 elements when any
-    // is 4 bytes (a 2-byte tensor then moves 8 bytes at a time), else 8.
+    // is 4 bytes (a 2-byte tensor then moves 8 bytes at a time, a 1-byte
+    // one 4), 8 when any is 2, else 16.
     int64_t Widest = WideStore ? dtypeBytes(Out->Type) : 0;
     for (const Expr &L : Staged)
       Widest = std::max<int64_t>(Widest, dtypeBytes(L->Type));

@@ -10,8 +10,8 @@
 //   that read consecutive addresses across the block, every value of a
 //   round computed into registers before its first store, so that several
 //   loads per thread are in flight. Where every tensor accessed along the
-//   innermost loop has 2- or 4-byte elements, the rounds take runs of 16
-//   bytes of the widest (4 or 8 elements) through copy loops that vectorize
+//   innermost loop has 1-, 2- or 4-byte elements, the rounds take runs of
+//   16 bytes of the widest (4, 8 or 16 elements) through copy loops that vectorize
 //   makes single accesses, under a test that proves them aligned (the else
 //   branch takes the same elements one at a time). Knobs: threads,
 //   items_per_thread, max_blocks. Anything else is left to map-to-gpu.

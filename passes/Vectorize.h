@@ -4,7 +4,8 @@
 //   map-to-gpu).
 // Ensures: the same results (only loop kinds change). A serial copy loop
 //   `for v in 0..W { D[..., base_d + v] = S[..., base_s + v] }` of 8 or 16
-//   bytes (W = 2 or 4 elements of 4 bytes, 4 or 8 of 2 bytes) becomes
+//   bytes (W = 2 or 4 elements of 4 bytes, 4 or 8 of 2 bytes; 4, 8 or 16
+//   of 1 byte) becomes
 //   `vectorize` when every memory side is provably aligned: a shared side
 //   by its constant row length and its base; a global side (a parameter or
 //   a temporary the launcher allocates) only inside an enclosing
@@ -14,7 +15,7 @@
 //   modulo W (row-chain's peeled rows: r * C + head + 8 t with head =
 //   (8 - r * C % 8) % 8); a register side always. The
 //   backend emits the memory side as ONE float4 / float2 (int4 / int2; uint4
-//   / uint2 holding halves) access. A side not proven aligned stays scalar,
+//   / uint2 holding halves; uint4 / uint2 / uint1 holding bytes) access. A side not proven aligned stays scalar,
 //   with a remark.
 // Why here: after every pass that creates loops; before pad-shared, which
 //   must keep the vectorized rows aligned, and unroll, which would otherwise

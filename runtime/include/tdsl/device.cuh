@@ -287,6 +287,15 @@ __device__ __forceinline__ unsigned short tdsl_bits(__nv_bfloat16 h) {
 template <typename T> __device__ __forceinline__ uint32_t tdsl_pack(T lo, T hi) {
   return uint32_t(tdsl_bits(lo)) | (uint32_t(tdsl_bits(hi)) << 16);
 }
+// 1-byte elements travel four to a 32-bit word (uint1, uint2, uint4), the
+// lowest byte first.
+__device__ __forceinline__ uint32_t tdsl_pack4(int8_t a, int8_t b, int8_t c, int8_t d) {
+  return uint32_t(uint8_t(a)) | (uint32_t(uint8_t(b)) << 8) | (uint32_t(uint8_t(c)) << 16) |
+         (uint32_t(uint8_t(d)) << 24);
+}
+__device__ __forceinline__ int8_t tdsl_unpack_byte(uint32_t w, int i) {
+  return static_cast<int8_t>(w >> (8 * i));
+}
 template <typename T> __device__ __forceinline__ T tdsl_unpack(uint32_t w, int half);
 template <> __device__ __forceinline__ __half tdsl_unpack<__half>(uint32_t w, int half) {
   return __ushort_as_half(static_cast<unsigned short>(w >> (16 * half)));
