@@ -608,6 +608,26 @@ void Generator::genContraction(bool IsOutput) {
                       : std::vector<std::string>{X.Name, "k"};
     if (Tf32 || Int)
       V.E = node(Expr::Call, Tf32 ? "tf32" : "i32", {V.E});
+    // A function of a 16-bit operand, which the fusion stage computes
+    // first (graph/Prologue.h): relu, abs, or a scale along k.
+    if (!Tf32 && !Int && chance(0.3)) {
+      switch (pickOf(std::vector<int>{0, 1, 2})) {
+      case 0: V.E = node(Expr::Call, "relu", {V.E}); break;
+      case 1: V.E = node(Expr::Call, "abs", {V.E}); break;
+      default: {
+        Tensor S;
+        S.Name = "x" + std::to_string(NextInput++);
+        S.Type = In;
+        S.Dims = {Ctx[2].Ext};
+        noteDims(S.Dims);
+        P.Inputs.push_back(S);
+        Expr Scale = node(Expr::Access, S.Name, {});
+        Scale.Subs = {"k"};
+        V.E = node(Expr::Binary, "*", {V.E, Scale});
+        V.Bound *= R.Bound;
+      }
+      }
+    }
     return V;
   };
   Val A = Operand(Ctx[0], chance(0.3)), B = Operand(Ctx[1], chance(0.7));
