@@ -66,7 +66,9 @@ PrologueChoice choosePrologue(const Node &N, bool FactoredOut) {
   }
   if (Row.empty() || Col.empty() || (plainRead(Row) && plainRead(Col)))
     return C;
-  if (!Both.empty())
+  if (N.Reduced.size() != 1)
+    C.Refusal = "it reduces more than one index, and the tile passes take one";
+  else if (!Both.empty())
     C.Refusal = "the factor over " + Both + " uses both " + M + " and " + Nn +
                 ", so no operand holds it";
   else if (FreeLeft)

@@ -20,8 +20,8 @@
 // (its rounding is of the order of the results'); else f32. A remark at
 // the statement says what was computed first, and into what.
 //
-// Not taken (a remark says why): a factor over both m and n (no operand
-// holds it), a factor free of the reduced indices left in the sum
+// Not taken (a remark says why): more than one reduced index, a factor
+// over both m and n (no operand holds it), a factor free of the reduced indices left in the sum
 // (fuse_factor = off), and integer sums. Contractions with a prologue do
 // not share a launch as siblings (graph/Siblings.h): each computes its
 // operand first. Applying the functions while the operand's tile is
