@@ -152,8 +152,9 @@ private:
 
   /// Runs of Width consecutive elements of the innermost loop (run q of the
   /// nest starts at element t = Width q), Width = 16 bytes of the widest
-  /// such tensor: 4 when one has 4-byte elements, 8 when the widest have
-  /// 2, 16 when all have 1.
+  /// such tensor (4 when one has 4-byte elements, 8 when the widest have
+  /// 2), or 16 beside an i8 one, each wider tensor's run then copied 16
+  /// bytes at a time.
   /// 1. Each 1-, 2- or 4-byte tensor (a parameter or a temporary) read along
   ///    that loop and nowhere else is a staged load. Every tensor along the
   ///    loop takes part, or there is no wide path: one left out (f64, i64)
@@ -209,12 +210,15 @@ private:
       return nullptr;
     }
     // 2. A run is 16 bytes of the widest wide tensor: 4 elements when any
-    // is 4 bytes (a 2-byte tensor then moves 8 bytes at a time, a 1-byte
-    // one 4), 8 when any is 2, else 16.
-    int64_t Widest = WideStore ? dtypeBytes(Out->Type) : 0;
-    for (const Expr &L : Staged)
+    // is 4 bytes (a 2-byte tensor then moves 8 bytes at a time), else 8;
+    // beside a 1-byte tensor, 16 bytes of it (a wider tensor moves in
+    // several 16-byte accesses: fewer, wider loads of the bytes).
+    int64_t Widest = WideStore ? dtypeBytes(Out->Type) : 0, Narrowest = Widest ? Widest : 16;
+    for (const Expr &L : Staged) {
       Widest = std::max<int64_t>(Widest, dtypeBytes(L->Type));
-    Width = 16 / Widest;
+      Narrowest = std::min<int64_t>(Narrowest, dtypeBytes(L->Type));
+    }
+    Width = 16 / (Narrowest == 1 ? 1 : Widest);
     std::optional<int64_t> Ext = asConstInt(In.Extent);
     if (Ext && *Ext % Width && *Ext % 4 == 0)
       Width = 4; // 8-byte runs of halves rather than none
@@ -239,8 +243,9 @@ private:
       Tensor(static_cast<const LoadNode &>(*L).Buffer);
     if (WideStore)
       Tensor(St.Buffer);
-    std::optional<Expr> Test = runTest(F, In.Extent, Wide, Width,
-                                       [&](DType T) { return Width * dtypeBytes(T); });
+    std::optional<Expr> Test =
+        runTest(F, In.Extent, Wide, Width,
+                [&](DType T) { return std::min<int64_t>(16, Width * dtypeBytes(T)); });
     if (!Test) {
       remark("map-elementwise", Line,
              "a tensor read or written along '" + In.Var +
@@ -256,6 +261,22 @@ private:
 
     // 4. Registers: the staged runs and the values, [Items, Width] each.
     Expr C = add(var(In.Var), var(V));
+    // A copy of a run of T: for v in 0..Width, or where that passes 16
+    // bytes, 16 bytes at a time: for h { for v in 0..16 / bytes }. Body
+    // takes the run's element ((i + h K) + v, the form vectorize matches)
+    // and its place in the registers (h K + v).
+    std::string H;
+    auto RunCopy = [&](DType T, const std::function<Stmt(const Expr &, const Expr &)> &Body) {
+      int64_t K = std::min<int64_t>(Width, 16 / dtypeBytes(T));
+      if (K == Width)
+        return forLoop(V, intImm(0), intImm(Width), ForKind::Serial, Body(C, var(V)), Line);
+      if (H.empty())
+        H = Names.fresh("h");
+      Expr Off = mul(var(H), intImm(K));
+      Stmt Inner = forLoop(V, intImm(0), intImm(K), ForKind::Serial,
+                           Body(add(add(var(In.Var), Off), var(V)), add(Off, var(V))), Line);
+      return forLoop(H, intImm(0), intImm(Width / K), ForKind::Serial, Inner, Line);
+    };
     std::vector<Stmt> Copies;
     ExprReplacer R; // each staged load -> its register copy
     std::vector<Buffer> Regs;
@@ -263,22 +284,24 @@ private:
       const auto &N = static_cast<const LoadNode &>(*L);
       std::string Name = Names.fresh(N.Buffer + "_run");
       Regs.push_back(tempBuffer(Name, N.Type, {intImm(Items), intImm(Width)}, MemScope::Register));
-      std::vector<Expr> Idx = N.Indices;
-      Idx.back() = C;
-      Copies.push_back(forLoop(V, intImm(0), intImm(Width), ForKind::Serial,
-                               store(Name, {var(U), var(V)}, load(N.Type, N.Buffer, Idx), Line),
-                               Line));
+      Copies.push_back(RunCopy(N.Type, [&](const Expr &At, const Expr &Reg) {
+        std::vector<Expr> Idx = N.Indices;
+        Idx.back() = At;
+        return store(Name, {var(U), Reg}, load(N.Type, N.Buffer, Idx), Line);
+      }));
       R.Map.push_back({L, load(N.Type, Name, {var(U), var(V)})});
     }
     DType VT = St.Value->Type;
     Expr Value = substitute(R.mutate(St.Value), In.Var, C);
     Copies.push_back(forLoop(V, intImm(0), intImm(Width), ForKind::Serial,
                              store(Val, {var(U), var(V)}, Value, Line), Line));
-    std::vector<Expr> OutIdx;
-    for (const Expr &I : St.Indices)
-      OutIdx.push_back(substitute(I, In.Var, C));
-    Stmt Write = forLoop(V, intImm(0), intImm(Width), ForKind::Serial,
-                         store(St.Buffer, OutIdx, load(VT, Val, {var(U), var(V)}), Line), Line);
+    DType OutType = Out ? Out->Type : VT;
+    Stmt Write = RunCopy(OutType, [&](const Expr &At, const Expr &Reg) {
+      std::vector<Expr> OutIdx;
+      for (const Expr &I : St.Indices)
+        OutIdx.push_back(substitute(I, In.Var, At));
+      return store(St.Buffer, OutIdx, load(VT, Val, {var(U), Reg}), Line);
+    });
     int64_t PerThread = Items * Width;
     Stmt Body = block({round(Run, PerThread, Width, nullptr, Items, block(std::move(Copies)), Line),
                        round(Run, PerThread, Width, nullptr, Items, Write, Line)});

@@ -11,7 +11,8 @@
 //   round computed into registers before its first store, so that several
 //   loads per thread are in flight. Where every tensor accessed along the
 //   innermost loop has 1-, 2- or 4-byte elements, the rounds take runs of
-//   16 bytes of the widest (4, 8 or 16 elements) through copy loops that vectorize
+//   16 bytes of the widest (4 or 8 elements), or of the i8 ones (16, a
+//   wider tensor in several 16-byte pieces), through copy loops that vectorize
 //   makes single accesses, under a test that proves them aligned (the else
 //   branch takes the same elements one at a time). Knobs: threads,
 //   items_per_thread, max_blocks. Anything else is left to map-to-gpu.
