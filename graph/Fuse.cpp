@@ -225,9 +225,18 @@ FusionPlan planFusion(const KernelGraph &G, const FusionOptions &O) {
   std::vector<std::vector<unsigned>> MembersOf(N);
   for (const Node &Nd : G.Nodes)
     MembersOf[Nd.Id] = {Nd.Id};
+  // What the prologue rule makes of each contraction (decided once: the
+  // siblings rule keeps those with a prologue apart).
+  std::vector<PrologueChoice> Prologue(N);
+  std::vector<bool> HasPrologue(N, false);
+  if (O.Enabled && O.Prologue)
+    for (const Node &Nd : G.Nodes) {
+      Prologue[Nd.Id] = choosePrologue(Nd, P.Lower.FactorsOut.count(Nd.target()) > 0);
+      HasPrologue[Nd.Id] = !Prologue[Nd.Id].Staged.empty();
+    }
   if (O.Enabled && O.Siblings)
     for (const SiblingGroup &Gr :
-         findSiblings(G, P.Lower.FactorsOut, O.Prologue, EpilogueWhyNot, P.Why, P.Refused))
+         findSiblings(G, P.Lower.FactorsOut, HasPrologue, EpilogueWhyNot, P.Why, P.Refused))
       for (unsigned S : Gr.Others) {
         SiblingOf[S] = static_cast<int>(Gr.First);
         MembersOf[Gr.First].push_back(S);
@@ -269,7 +278,7 @@ FusionPlan planFusion(const KernelGraph &G, const FusionOptions &O) {
     for (const Node &Nd : G.Nodes) {
       if (Nd.Class != NodeClass::Contraction || SiblingOf[Nd.Id] >= 0)
         continue;
-      PrologueChoice C = choosePrologue(Nd, P.Lower.FactorsOut.count(Nd.target()) > 0);
+      PrologueChoice &C = Prologue[Nd.Id];
       if (!C.Refusal.empty()) {
         P.Why[Nd.Id] = (P.Why[Nd.Id].empty() ? "" : P.Why[Nd.Id] + "; ") +
                        "reads its operands as they are written: " + C.Refusal;

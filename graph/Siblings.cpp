@@ -1,6 +1,5 @@
 //===- Siblings.cpp - Contractions over one operand, one launch -----------===//
 #include "graph/Siblings.h"
-#include "graph/Prologue.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -113,7 +112,7 @@ std::string productShape(const Node &N, const std::set<std::string> &FactoredOut
 /// Members nodes), with which it shares the read Shared, or "".
 std::string joinRefusal(const KernelGraph &G, const Node &First, size_t Members, const Node &S,
                         const Read &Shared, const std::set<std::string> &FactoredOut,
-                        bool Prologues) {
+                        const std::vector<bool> &HasPrologue) {
   std::string Of = "'" + First.target() + "' (line " + std::to_string(First.Line) + ")";
   // (Both sum: a contraction's combiner is +=, graph/Graph.h.)
   if (std::string Why = untileable(S); !Why.empty())
@@ -121,7 +120,7 @@ std::string joinRefusal(const KernelGraph &G, const Node &First, size_t Members,
   if (std::string Why = untileable(First); !Why.empty())
     return "of " + Of + ", " + Why;
   for (const Node *X : {&S, &First})
-    if (Prologues && !choosePrologue(*X, FactoredOut.count(X->target()) > 0).Staged.empty())
+    if (HasPrologue[X->Id])
       return (X == &S ? std::string() : "of " + Of + ", ") +
              "an operand is no plain read: its prologue computes it first, in a launch of its own";
   auto SameRanges = [&](const std::vector<std::string> &A, const std::vector<std::string> &B) {
@@ -161,7 +160,8 @@ std::string joinRefusal(const KernelGraph &G, const Node &First, size_t Members,
 } // namespace
 
 std::vector<SiblingGroup>
-findSiblings(const KernelGraph &G, const std::set<std::string> &FactoredOut, bool Prologues,
+findSiblings(const KernelGraph &G, const std::set<std::string> &FactoredOut,
+             const std::vector<bool> &HasPrologue,
              const std::function<std::string(const std::vector<unsigned> &)> &EpilogueWhyNot,
              std::vector<std::string> &Why, std::vector<bool> &Refused) {
   std::vector<SiblingGroup> Groups;
@@ -186,7 +186,7 @@ findSiblings(const KernelGraph &G, const std::set<std::string> &FactoredOut, boo
         continue;
       const Node &First = G.Nodes[Gr.First];
       std::string Why =
-          joinRefusal(G, First, 1 + Gr.Others.size(), S, *Shared, FactoredOut, Prologues);
+          joinRefusal(G, First, 1 + Gr.Others.size(), S, *Shared, FactoredOut, HasPrologue);
       // Sharing the tile must not cost an epilogue the group, or S alone,
       // would take.
       std::vector<unsigned> Members = {Gr.First};

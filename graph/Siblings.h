@@ -64,12 +64,14 @@ struct SiblingGroup {
 
 /// The sibling groups of G; FactoredOut names the contractions whose
 /// factors free of the reduced indices leave the sum (the factor rule,
-/// graph/Fuse.h), Prologues says whether the prologue rule is on, and EpilogueWhyNot of a
+/// graph/Fuse.h), HasPrologue marks those the prologue rule gives one
+/// (none when it is off), and EpilogueWhyNot of a
 /// contraction and its siblings is "" when the epilogue rule takes the
 /// maps reading their results, else why not. Why gets the reason of each
 /// decision (appended to what is there), and Refused marks the refusals.
 std::vector<SiblingGroup>
-findSiblings(const KernelGraph &G, const std::set<std::string> &FactoredOut, bool Prologues,
+findSiblings(const KernelGraph &G, const std::set<std::string> &FactoredOut,
+             const std::vector<bool> &HasPrologue,
              const std::function<std::string(const std::vector<unsigned> &)> &EpilogueWhyNot,
              std::vector<std::string> &Why, std::vector<bool> &Refused);
 
