@@ -36,7 +36,9 @@ const std::vector<PassInfo> &allPasses() {
       // Row reductions along the contiguous dimension (a lone row sum):
       // after tile-contraction, which takes the contractions it would also
       // match (Q . K^T), and before map-to-gpu, whose thread per row strides.
-      {"reduce-rows", "one warp or one block per row of a row reduction, shuffle butterflies",
+      {"reduce-rows",
+       "one warp or one block per row of a row reduction, shuffle butterflies; reductions with "
+       "few outputs split in two first",
        reduceRows},
       // Transposes: the naive mapping writes along i and reads along j with
       // a stride, so the reads are staged through a shared tile first.

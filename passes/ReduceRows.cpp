@@ -3,6 +3,7 @@
 #include "ir/Printer.h"
 #include "passes/PassUtils.h"
 #include "passes/Schedule.h"
+#include "passes/SplitReduce.h"
 #include "ir/Simplify.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -53,7 +54,7 @@ std::string strideProblem(const Expr &E, const std::string &C, const std::string
     if (L->Indices.empty() || !usesAnyVar(L->Indices.back(), {C}))
       return "the reduction over '" + C + "' is not along the innermost dimension of '" +
              L->Buffer + "', so one thread per output already reads consecutive elements";
-    if (usesAnyVar(L->Indices.back(), {InnerRow}))
+    if (!InnerRow.empty() && usesAnyVar(L->Indices.back(), {InnerRow}))
       return "'" + L->Buffer + "' is read along '" + InnerRow +
              "' too, so one thread per output already reads consecutive elements";
     Contiguous = true;
@@ -85,8 +86,8 @@ public:
   //    Declined (with a remark), among others: a reduction along another
   //    dimension (a column sum) or whose E also moves along the innermost
   //    row (a 1-D convolution), where one thread per output is coalesced
-  //    already; one over several loops (conv2d); one to a scalar (no rows);
-  //    an accumulator type without warp shuffles; E reading ACC.
+  //    already; one over several loops (conv2d); an accumulator type
+  //    without warp shuffles; E reading ACC. A scalar is one row.
   // 2. Choose one warp or one block per row (choose).
   // 3. Build the launch (warpPerRow, blockPerRow).
   Stmt rewriteNest(const Stmt &S) {
@@ -114,10 +115,6 @@ private:
   std::optional<RowReduction> match(const LoopRun &Run, const AllocateNode &Acc, std::string &Why) {
     const std::string &AccName = Acc.Buf.Name;
     DType T = Acc.Buf.Type;
-    if (Run.Loops.empty()) {
-      Why = "a reduction to a scalar has no rows to give warps";
-      return std::nullopt;
-    }
     if (T != DType::I32 && T != DType::I64 && T != DType::F32 && T != DType::F64) {
       Why = "accumulator '" + AccName + "' of type " + dtypeName(T).str() + " has no warp shuffle";
       return std::nullopt;
@@ -174,7 +171,8 @@ private:
       return std::nullopt;
     }
 
-    Why = strideProblem(E, R.Loop->Var, Run.Loops.back()->Var, AccName);
+    // A scalar is one row.
+    Why = strideProblem(E, R.Loop->Var, Run.Loops.empty() ? "" : Run.Loops.back()->Var, AccName);
     if (!Why.empty())
       return std::nullopt;
     return R;
@@ -427,6 +425,7 @@ private:
 } // namespace
 
 void reduceRows(Func &F) {
+  splitReductions(F);
   RowReducer R(F);
   launchNests(F, LaunchClass::RowReduction,
               [&](const Stmt &S, std::vector<Knob> &) { return R.rewriteNest(S); });

@@ -11,8 +11,12 @@
 //   block's warp totals meet in shared memory. Results differ from the
 //   serial loop only by the reassociation of OP (none for integers, max and
 //   min) and are the same on every run. The note says which mapping and
-//   why (block_per_row, else the row length and count). Other reductions
-//   are declined with a remark and left to map-to-gpu.
+//   why (block_per_row, else the row length and count). A reduction to a
+//   scalar is one row. First, reductions with few outputs (column sums,
+//   sums over several indices, long vectors to a scalar) are split in two
+//   through a temporary of partials (passes/SplitReduce.h), and the pieces
+//   mapped as any nest. Other reductions are declined with a remark and
+//   left to map-to-gpu.
 // Why here: after tile-contraction, which takes the contractions this pass
 //   could also match (Q . K^T is contiguous along k); before map-to-gpu,
 //   whose one thread per row would read its row alone, serially.
@@ -25,7 +29,8 @@
 //       Y[r] = s[0] } }                       if lane == 0 { Y[r] = s[0] } } } } } }
 //
 // Test: test/passes/reduce-rows.tir, test/passes/reduce-rows-cuda.test,
-//   test/passes/reduce-rows-choice.tdsl
+//   test/passes/reduce-rows-choice.tdsl, test/passes/split-reduce.tir,
+//   test/passes/split-reduce.test
 //
 //===----------------------------------------------------------------------===//
 #ifndef TDSL_PASSES_REDUCEROWS_H
