@@ -1531,9 +1531,17 @@ void FuncEmitter::emitLaunchInfo() {
   emitPlanCall();
   OS << "  if (!num_launches || (max_infos > 0 && !infos))\n"
      << "    return TDSL_ERROR_NULL_POINTER;\n";
-  OS << "  *num_launches = " << N << ";\n";
-  OS << "  for (int i = 0; i < " << N << " && i < max_infos; ++i)\n"
-     << "    infos[i] = plan.launches[i];\n";
+  // A launch whose grid is empty at these sizes (the variant of a launch
+  // for other sizes) does not run, so it is not reported.
+  OS << "  int n = 0;\n";
+  OS << "  for (int i = 0; i < " << N << "; ++i) {\n"
+     << "    if (tdsl_thread_count(plan.launches[i]) == 0)\n"
+     << "      continue;\n"
+     << "    if (n < max_infos)\n"
+     << "      infos[n] = plan.launches[i];\n"
+     << "    ++n;\n"
+     << "  }\n";
+  OS << "  *num_launches = n;\n";
   OS << "  return TDSL_SUCCESS;\n}\n";
 }
 

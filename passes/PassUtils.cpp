@@ -226,6 +226,18 @@ void rewriteNests(Func &F, const std::function<Stmt(const Stmt &)> &Rewrite) {
 
 void launchNests(Func &F, LaunchClass Class,
                  const std::function<Stmt(const Stmt &, std::vector<Knob> &)> &Map) {
+  launchNestVariants(F, Class,
+                     [&](const Stmt &Nest, std::vector<Knob> &Knobs) -> std::vector<LaunchVariant> {
+                       Stmt Body = Map(Nest, Knobs);
+                       if (Body == Nest)
+                         return {};
+                       return {{"", Body}};
+                     });
+}
+
+void launchNestVariants(
+    Func &F, LaunchClass Class,
+    const std::function<std::vector<LaunchVariant>(const Stmt &, std::vector<Knob> &)> &Map) {
   llvm::StringSet<> Taken;
   forEachLaunch(F, [&](const LaunchNode &L, const std::vector<const Buffer *> &) {
     Taken.insert(L.Name);
@@ -234,8 +246,8 @@ void launchNests(Func &F, LaunchClass Class,
     if (Nest->Kind == StmtKind::Launch)
       return Nest;
     std::vector<Knob> Knobs;
-    Stmt Body = Map(Nest, Knobs);
-    if (Body == Nest)
+    std::vector<LaunchVariant> Variants = Map(Nest, Knobs);
+    if (Variants.empty())
       return Nest;
     // Named after what it computes: the first tensor it writes that it
     // does not allocate itself.
@@ -256,16 +268,24 @@ void launchNests(Func &F, LaunchClass Class,
     W.visit(Nest);
     if (!W.Stored.empty())
       Base = W.Stored.front();
-    std::string Name = Base;
-    for (unsigned I = 2; Taken.count(Name); ++I)
-      Name = Base + "_" + std::to_string(I);
-    Taken.insert(Name);
+    // Every variant's names count as seen, so that each launch's (pid1 of
+    // the second) shortens as the first's do.
     llvm::StringSet<> Seen;
     NameCollector C(Seen);
     C.visit(F.Body);
-    C.visit(Body);
-    Body = ScopedNamer(F, Seen).mutate(Body);
-    return launch(Name, Class, Body, std::move(Knobs), Nest->SrcLine);
+    for (const LaunchVariant &V : Variants)
+      C.visit(V.Body);
+    std::vector<Stmt> Launches;
+    for (const LaunchVariant &V : Variants) {
+      std::string Root = V.Suffix.empty() ? Base : Base + "_" + V.Suffix;
+      std::string Name = Root;
+      for (unsigned I = 2; Taken.count(Name); ++I)
+        Name = Root + "_" + std::to_string(I);
+      Taken.insert(Name);
+      Stmt Body = ScopedNamer(F, Seen).mutate(V.Body);
+      Launches.push_back(launch(Name, Class, Body, Knobs, Nest->SrcLine));
+    }
+    return Launches.size() == 1 ? Launches[0] : block(std::move(Launches), Nest->SrcLine);
   });
 }
 

@@ -81,6 +81,23 @@ void launchNests(ir::Func &F, ir::LaunchClass Class,
                  const std::function<ir::Stmt(const ir::Stmt &Nest,
                                               std::vector<ir::Knob> &Knobs)> &Map);
 
+/// One launch of a nest that a pass writes as several, each for the sizes
+/// where its grid is not empty (a select on sizes whose other arm is 0):
+/// the launcher then runs the one whose grid has blocks. Suffix names it
+/// beside the first ("" for the first: C, C_small).
+struct LaunchVariant {
+  std::string Suffix;
+  ir::Stmt Body;
+};
+
+/// launchNests for passes that may write a nest as several launches: Map
+/// returns none to decline the nest, else the launches in the order they
+/// run.
+void launchNestVariants(
+    ir::Func &F, ir::LaunchClass Class,
+    const std::function<std::vector<LaunchVariant>(const ir::Stmt &Nest,
+                                                   std::vector<ir::Knob> &Knobs)> &Map);
+
 /// True if S holds a loop bound to blocks, threads, warps or lanes.
 bool hasGPULoops(const ir::Stmt &S);
 /// True if E (or S) mentions any of Names as a variable.

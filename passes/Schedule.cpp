@@ -77,6 +77,10 @@ const std::vector<KnobSpec> &knobSpecs() {
        "bytes, then to memory in 16-byte rows, instead of each lane's scattered elements "
        "(default on where each output is written once at the contraction's index and the "
        "tile fits)"},
+      {"few_tiles", "tile-mma", "auto | off",
+       "where the sizes are open, a second launch of 64x64 block tiles (32x32 warps) for the "
+       "sizes whose default blocks number fewer than 128 (skinny and small products, small "
+       "batches), which would leave most SMs idle (auto, default); off: one launch"},
       {"swizzle", "tile-mma", "auto | off",
        "XOR-swizzle the shared tiles so that cp.async writes and ldmatrix reads are free of "
        "bank conflicts (default auto: the bank model chooses)"},
@@ -360,6 +364,12 @@ MmaSchedule mmaSchedule(const Func &F, int64_t ElemBytes,
     S.DoubleBuffer = *D;
   if (std::optional<bool> E = R.onOff("stage_epilogue"))
     S.StageEpilogue = *E;
+  if (const Knob *T = findKnob(F, "few_tiles")) {
+    if (T->Word == "off")
+      S.FewTiles = false;
+    else if (T->Word != "auto")
+      R.problem(*T, "expects 'auto' or 'off'");
+  }
   if (const Knob *Sw = findKnob(F, "swizzle")) {
     if (Sw->Word == "off")
       S.Swizzle = false;

@@ -118,6 +118,8 @@ struct MmaSchedule {
   /// The outputs through a shared tile (passes/MmaEpilogue.h); unpinned,
   /// wherever that tile can be built.
   std::optional<bool> StageEpilogue;
+  /// few_tiles: a second launch of small tiles for sizes with few blocks.
+  bool FewTiles = true;
   /// Why the pinned CUDA-core knobs leave no tensor-core schedule ("" if
   /// they do not).
   std::string Unusable;

@@ -22,7 +22,7 @@ Expr c(int64_t V) { return intImm(V); }
 class MmaTiler {
 public:
   explicit MmaTiler(Func &F) : F(F), Names(F) {}
-  Stmt tile(const Stmt &Nest, std::vector<Knob> &Knobs);
+  std::vector<LaunchVariant> variants(const Stmt &Nest, std::vector<Knob> &Knobs);
 
 private:
   Func &F;
@@ -36,6 +36,13 @@ private:
   DType &FragType = M.FragType;
   std::string BZ, PID, TM, TN, TX, Lane, Warp, KT;
   unsigned Line = 0;
+  /// The variant being built: Small for the launch of few output tiles,
+  /// and Few, the test on sizes under which that one runs (null: no
+  /// second launch, tile's own grid unguarded).
+  bool Small = false;
+  Expr Few;
+
+  Stmt tile(const Stmt &Nest);
 
   bool decline(const Stmt &Nest, const std::string &Why) {
     return declineMma(PassName, S.Mode == TensorCores::On, Nest, Why);
@@ -128,7 +135,35 @@ Stmt MmaTiler::pipelinedLoop(const Expr &Tiles, bool Wide) {
   return block(std::move(Out));
 }
 
-Stmt MmaTiler::tile(const Stmt &Nest, std::vector<Knob> &) {
+/// The default launch and, where the sizes may give fewer output tiles
+/// than MmaFewTiles (skinny products, small batches), a second launch of
+/// MmaSmallBlock tiles for those sizes: with few tiles most SMs would sit
+/// idle. Each launch's grid is empty for the other's sizes. Not when the
+/// block or warp tile is pinned; one launch when the sizes are constants.
+std::vector<LaunchVariant> MmaTiler::variants(const Stmt &Nest, std::vector<Knob> &) {
+  Small = false;
+  Few = nullptr;
+  Stmt Main = tile(Nest);
+  if (Main == Nest)
+    return {};
+  if (!Few)
+    return {{"", Main}};
+  std::optional<int64_t> Known = asConstInt(Few);
+  if (Known && !*Known)
+    return {{"", Main}};
+  Small = true;
+  if (Known)
+    Few = nullptr; // always few: the small launch alone, unguarded
+  Stmt Second = tile(Nest);
+  Small = false;
+  if (Second == Nest)
+    return {{"", Main}};
+  if (Known)
+    return {{"", Second}};
+  return {{"", Main}, {"small", Second}};
+}
+
+Stmt MmaTiler::tile(const Stmt &Nest) {
   S = mmaSchedule(F, 2);
   if (S.Mode == TensorCores::Off || !matchMma(Nest, PassName, S.Mode == TensorCores::On, M))
     return Nest; // tensor_cores = off: asked for, so no remark
@@ -145,6 +180,13 @@ Stmt MmaTiler::tile(const Stmt &Nest, std::vector<Knob> &) {
     return Nest;
   }
 
+  const bool Pinned = findKnob(F, "block_tile") || findKnob(F, "warp_tile") || !S.FewTiles;
+  if (Small) {
+    S.BlockM = MmaSmallBlock[0];
+    S.BlockN = MmaSmallBlock[1];
+    S.WarpM = std::min(S.WarpM, MmaSmallWarp[0]);
+    S.WarpN = std::min(S.WarpN, MmaSmallWarp[1]);
+  }
   fitWarpTile(F, M, S);
   // The shared tiles must fit the target (siblings stage more than two):
   // fewer stages unless pinned, else the nest is left to the passes after.
@@ -372,11 +414,31 @@ Stmt MmaTiler::tile(const Stmt &Nest, std::vector<Knob> &) {
     Note += "; " + std::to_string(Accs) + " sibling accumulators (" + AccNames +
             ") per warp, so each operand (" + Staged + ") is staged once for all of them";
   }
-  remark(PassName, Line,
-         "took it: tensor cores, block tile " + std::to_string(S.BlockM) + "x" +
-             std::to_string(S.BlockN) + ", warp tile " + std::to_string(S.WarpM) + "x" +
-             std::to_string(S.WarpN) + ", k tile " + std::to_string(S.TileK) + ", " +
-             std::to_string(S.Stages) + " stages");
+  // The grid: every output tile, or none where the other launch runs.
+  Expr Grid = mul(RowsT, ColsT);
+  if (Small) {
+    if (Few)
+      Grid = select(Few, Grid, c(0));
+    Note += "; the launch for sizes of fewer than " + std::to_string(MmaFewTiles) +
+            " output tiles of the default block, so that more SMs have one";
+    remark(PassName, Line,
+           "where the sizes give fewer than " + std::to_string(MmaFewTiles) +
+               " output tiles, a second launch: block tile " + std::to_string(S.BlockM) + "x" +
+               std::to_string(S.BlockN) + ", warp tile " + std::to_string(S.WarpM) + "x" +
+               std::to_string(S.WarpN) + ", " + std::to_string(S.Stages) + " stages");
+  } else {
+    if (!Pinned) {
+      Expr Tiles = N.Batch.empty() ? Grid : mul(Grid, flatExtent(N.Batch));
+      Few = simplifyExpr(lt(Tiles, c(MmaFewTiles)));
+      if (!asConstInt(Few))
+        Grid = select(Few, c(0), Grid);
+    }
+    remark(PassName, Line,
+           "took it: tensor cores, block tile " + std::to_string(S.BlockM) + "x" +
+               std::to_string(S.BlockN) + ", warp tile " + std::to_string(S.WarpM) + "x" +
+               std::to_string(S.WarpN) + ", k tile " + std::to_string(S.TileK) + ", " +
+               std::to_string(S.Stages) + " stages");
+  }
 
   // 11. The GPU loops: threads, block.x over the output tiles, block.z over
   //     the flattened batch loops.
@@ -384,7 +446,7 @@ Stmt MmaTiler::tile(const Stmt &Nest, std::vector<Knob> &) {
   // k steps: folded here, so the IR after this pass reads as it runs.
   Launch = simplifyStmt(block({note(Note, Line), Launch}));
   Launch = forLoop(TX, c(0), c(S.threads()), ForKind::ThreadX, Launch, Line);
-  Launch = forLoop(PID, c(0), mul(RowsT, ColsT), ForKind::BlockX, Launch, Line);
+  Launch = forLoop(PID, c(0), Grid, ForKind::BlockX, Launch, Line);
   if (!N.Batch.empty())
     Launch = forLoop(BZ, c(0), flatExtent(N.Batch), ForKind::BlockZ, Launch, Line);
   return Launch;
@@ -394,8 +456,9 @@ Stmt MmaTiler::tile(const Stmt &Nest, std::vector<Knob> &) {
 
 void tileMma(Func &F) {
   MmaTiler T(F);
-  launchNests(F, LaunchClass::Contraction,
-              [&](const Stmt &S, std::vector<Knob> &Knobs) { return T.tile(S, Knobs); });
+  launchNestVariants(F, LaunchClass::Contraction, [&](const Stmt &S, std::vector<Knob> &Knobs) {
+    return T.variants(S, Knobs);
+  });
 }
 
 } // namespace tdsl

@@ -12,7 +12,7 @@
 // Ensures: the same sums, each output adding its k terms in groups of 16
 //   (the mma's own order within a group is unspecified, so results equal
 //   the CUDA-core path's exactly when the sums are exact, as with
-//   --exact-inputs). One `launch NAME contraction` per nest: a block per
+//   --exact-inputs). A `launch NAME contraction` per nest: a block per
 //   BM x BN output tile, a warp per WM x WN part of it holding its
 //   accumulators as mma fragments; the operands' k tiles pass through a ring
 //   of `stages` shared buffers, filled by 16-byte async copies that read
@@ -31,7 +31,10 @@
 //   (passes/MmaEpilogue.h; stage_epilogue), else from the fragments. Notes say what was chosen and why.
 //   Sibling contractions (several accumulators in one nest) stage each
 //   distinct operand once and issue an mma per accumulator; each warp
-//   holds its part of every accumulator.
+//   holds its part of every accumulator. Where the sizes are open and
+//   may give fewer than MmaFewTiles output tiles, the nest is written as
+//   two launches, the second (NAME_small) of MmaSmallBlock tiles, each
+//   with a grid that is empty at the other's sizes (few_tiles).
 // Why here: before tile-contraction, which takes what this pass declines.
 // What it takes is passes/MmaMatch.h's; the operands' staging (tile
 // layout, swizzle, copies, fragment loads) is passes/MmaStaging.h; this
@@ -55,6 +58,14 @@
 #include "ir/IR.h"
 
 namespace tdsl {
+
+/// Fewer output tiles of the default block than this (the SM count of an
+/// H200, 132, rounded down to a multiple of 4) and a product whose sizes
+/// are open gets a second launch of MmaSmallBlock tiles for those sizes.
+constexpr int64_t MmaFewTiles = 128;
+/// That launch's block and warp tiles.
+constexpr int64_t MmaSmallBlock[2] = {64, 64};
+constexpr int64_t MmaSmallWarp[2] = {32, 32};
 
 /// Puts every f16, bf16, tf32() and i8 contraction nest of F on tensor cores.
 void tileMma(ir::Func &F);
