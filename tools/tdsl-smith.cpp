@@ -189,7 +189,8 @@ std::vector<std::pair<std::string, std::string>> contractionKnobs(Rng &R) {
 }
 
 /// A consistent tensor-core schedule (tile-mma), drawn instead of
-/// contractionKnobs: warp tiles of 16 to 64, blocks of up to 2 x 2 warps, k
+/// contractionKnobs: warp tiles of 16 to 64, blocks of up to 2 x 2 warps
+/// (or, one in three, the default tiles and few_tiles' second launch), k
 /// tiles of 32 or 64 (multiples of every mma's k: 16 f16, 8 tf32, 32 i8)
 /// through stages whose tiles fit in shared memory for 4-byte tf32
 /// operands too, each refinement on or off. The CUDA-core path takes the
@@ -201,9 +202,16 @@ std::vector<std::pair<std::string, std::string>> mmaKnobs(Rng &R) {
   int GM = 1 + R() % 2, GN = 1 + R() % 2;
   auto L = [](int A, int B) { return "[" + std::to_string(A) + ", " + std::to_string(B) + "]"; };
   std::vector<std::pair<std::string, std::string>> Out = {
-      {"tensor_cores", pick(R, {"auto", "auto", "off"})},
-      {"warp_tile", L(W[0], W[1])},
-      {"block_tile", L(W[0] * GM, W[1] * GN)}};
+      {"tensor_cores", pick(R, {"auto", "auto", "off"})}};
+  // One in three keeps the default tiles, and with them the second launch
+  // of small tiles for few output tiles (few_tiles), which pinned tiles
+  // turn off.
+  if (R() % 3) {
+    Out.push_back({"warp_tile", L(W[0], W[1])});
+    Out.push_back({"block_tile", L(W[0] * GM, W[1] * GN)});
+  } else if (R() % 2) {
+    Out.push_back({"few_tiles", pick(R, {"auto", "off"})});
+  }
   // 64 x (128 + 128) tf32 elements take 64 KiB a stage: at most 3.
   bool Wide = R() % 2;
   Out.push_back({"k_tile", Wide ? "64" : "32"});
