@@ -68,12 +68,28 @@ std::string strideProblem(const Expr &E, const std::string &C, const std::string
 struct Mapping {
   bool BlockPerRow = false;
   std::string Reason;
+  /// A block for a row length known only at run time (rule 2).
+  bool Open = false;
 };
+
+/// True if E reads no buffer and no variable but F's sizes: the launcher
+/// can evaluate it.
+bool onSizes(const Func &F, const Expr &E) {
+  struct Vars : IRVisitor {
+    const Func &F;
+    bool Ok = true;
+    explicit Vars(const Func &F) : F(F) {}
+    void visitVar(const VarNode &N) override { Ok &= llvm::is_contained(F.Sizes, N.Name); }
+    void visitLoad(const LoadNode &) override { Ok = false; }
+  } V(F);
+  V.visit(E);
+  return V.Ok;
+}
 
 class RowReducer {
 public:
   explicit RowReducer(Func &F)
-      : Names(F), RowsPinned(findKnob(F, "rows_per_block") != nullptr),
+      : F(F), Names(F), RowsPinned(findKnob(F, "rows_per_block") != nullptr),
         ThreadsPinned(findKnob(F, "reduce_threads") != nullptr),
         RowsPerBlock(knobInt(F, "rows_per_block", ReduceRowsPerBlock)),
         Threads(knobInt(F, "reduce_threads", ReduceBlockThreads)) {
@@ -90,14 +106,14 @@ public:
   //    without warp shuffles; E reading ACC. A scalar is one row.
   // 2. Choose one warp or one block per row (choose).
   // 3. Build the launch (warpPerRow, blockPerRow).
-  Stmt rewriteNest(const Stmt &S) {
+  std::vector<LaunchVariant> rewriteNest(const Stmt &S) {
     LoopRun Run = outerSerialLoops(S);
     if (Run.Inner->Kind != StmtKind::Allocate)
-      return S;
+      return {};
     const auto &Acc = static_cast<const AllocateNode &>(*Run.Inner);
     if (Acc.Buf.Scope != MemScope::Register || Acc.Buf.rank() != 1 ||
         asConstInt(Acc.Buf.Shape[0]) != 1)
-      return S; // not an accumulator: an elementwise nest
+      return {}; // not an accumulator: an elementwise nest
     std::string Why;
     std::optional<RowReduction> R = match(Run, Acc, Why);
     std::optional<Mapping> M;
@@ -105,10 +121,33 @@ public:
       M = choose(flatExtent(Run.Loops), R->Loop->Extent, Why);
     if (!M) {
       remark("reduce-rows", Acc.SrcLine, Why + "; left to the passes after it");
-      return S;
+      return {};
     }
-    return M->BlockPerRow ? blockPerRow(S->SrcLine, Run, *R, M->Reason)
-                          : warpPerRow(S->SrcLine, Run, *R, M->Reason);
+    // A length open at compile time that the launcher can evaluate: the
+    // rule's choice at run time, a launch of each mapping, the grid of the
+    // one the sizes do not pick empty. A warp where the row is shorter
+    // than ReduceBlockRowLength, unless the rows are few and long enough
+    // to fill a block.
+    Expr Rows = flatExtent(Run.Loops), Len = R->Loop->Extent;
+    if (M->Open && onSizes(F, Rows) && onSizes(F, Len)) {
+      Expr Warp = binary(BinaryOp::And, lt(Len, intImm(ReduceBlockRowLength)),
+                         binary(BinaryOp::Or, binary(BinaryOp::Ge, Rows, intImm(ReduceFewRows)),
+                                lt(Len, intImm(Threads))));
+      Warp = simplifyExpr(Warp);
+      std::string Open = "the row length " + toString(Len) + " known only at run time, ";
+      std::vector<LaunchVariant> Out;
+      Out.push_back({"", blockPerRow(S->SrcLine, Run, *R,
+                                     Open + "this launch where " + toString(Warp) +
+                                         " does not hold: long rows, or few rows a block fills",
+                                     Warp, false)});
+      Out.push_back({"warp", warpPerRow(S->SrcLine, Run, *R,
+                                        Open + "this launch where " + toString(Warp) +
+                                            " holds: many short rows",
+                                        Warp, true)});
+      return Out;
+    }
+    return {{"", M->BlockPerRow ? blockPerRow(S->SrcLine, Run, *R, M->Reason)
+                                : warpPerRow(S->SrcLine, Run, *R, M->Reason)}};
   }
 
 private:
@@ -201,13 +240,13 @@ private:
   /// the block's threads:
   /// 1. block_per_row = on | off pins it; a knob of one mapping pinned
   ///    alone (rows_per_block or reduce_threads) asks for that one.
-  /// 2. L not a constant: a block. Either wrong guess costs up to N / 32
-  ///    (8x) in threads per row: a block on rows shorter than N leaves most
-  ///    of its threads idle, a warp on long rows, when they are few, leaves
-  ///    most of the GPU idle. A length the program leaves open is usually
-  ///    the long axis (the hidden size of softmax or layernorm, thousands
-  ///    of elements), where a block also finishes each row sooner; short
-  ///    axes are usually constants.
+  /// 2. L not a constant: a block (Open). Either wrong guess costs up to
+  ///    N / 32 (8x) in threads per row: a block on rows shorter than N
+  ///    leaves most of its threads idle, a warp on long rows, when they are
+  ///    few, leaves most of the GPU idle. So where the launcher can
+  ///    evaluate L and the row count, rewriteNest adds a warp-per-row
+  ///    launch and rules 3-5 pick between the two at run time; else (a
+  ///    length that varies by row) the block stays.
   /// 3. L >= ReduceBlockRowLength: a block; 4 or more elements for each of
   ///    256 threads pay for the barrier and the second combine.
   /// 4. R < ReduceFewRows constant and L >= N: a block; with so few rows a
@@ -226,10 +265,12 @@ private:
                         : Mapping{true, "reduce_threads is pinned"};
     std::optional<int64_t> L = asConstInt(simplifyExpr(Length)), R = asConstInt(simplifyExpr(Rows));
     if (!L)
-      return Mapping{true, "the row length " + toString(Length) +
-                               " is known only at run time, and a length left open is "
-                               "usually a long axis: a warp each would leave a few long rows "
-                               "to a few warps"};
+      return Mapping{true,
+                     "the row length " + toString(Length) +
+                         " is known only at run time, and a length left open is "
+                         "usually a long axis: a warp each would leave a few long rows "
+                         "to a few warps",
+                     true};
     std::string Elements = std::to_string(*L) + " elements";
     if (*L >= ReduceBlockRowLength)
       return Mapping{true, "rows of " + Elements + ", at least " +
@@ -313,7 +354,7 @@ private:
   /// 4. rows beyond the end skip the whole body: the test is uniform per
   ///    warp, so every shuffle runs on the full warp.
   Stmt warpPerRow(unsigned Line, const LoopRun &Run, const RowReduction &R,
-                  const std::string &Reason) {
+                  const std::string &Reason, const Expr &When = nullptr, bool RunsWhen = true) {
     takeNames();
     std::vector<Stmt> Body = foldShare(R, var(Lane), WarpSize);
     butterfly(Body, R, WarpSize);
@@ -339,8 +380,8 @@ private:
            "took it: one warp per row (" + Reason + "), " + std::to_string(RowsPerBlock) +
                " rows per block, shuffle butterfly");
     Expr Blocks = binary(BinaryOp::Div, add(Rows, intImm(RowsPerBlock - 1)), intImm(RowsPerBlock));
-    return forLoop(Block, intImm(0), Blocks, ForKind::BlockX, block({note(Why, Line), Warps}, Line),
-                   Line);
+    return forLoop(Block, intImm(0), guarded(Blocks, When, RunsWhen), ForKind::BlockX,
+                   block({note(Why, Line), Warps}, Line), Line);
   }
 
   /// One block of N = Threads threads (W = N / 32 warps) per row:
@@ -357,7 +398,7 @@ private:
   ///     for warp in 0..1 warp { for lane in 0..32 lane { alloc s {
   ///       s[0] = s_warps[lane % 8]; butterfly 4, 2, 1; if lane == 0 { Y[r] = s[0] } } } } } } }
   Stmt blockPerRow(unsigned Line, const LoopRun &Run, const RowReduction &R,
-                   const std::string &Reason) {
+                   const std::string &Reason, const Expr &When = nullptr, bool RunsWhen = true) {
     takeNames();
     const AllocateNode &Acc = *R.Acc;
     unsigned AccLine = Acc.SrcLine;
@@ -411,10 +452,18 @@ private:
     remark("reduce-rows", Line,
            "took it: one block of " + std::to_string(Threads) + " threads per row (" + Reason +
                "), shuffle butterfly per warp, warp totals through shared memory");
-    return forLoop(Row, intImm(0), flatExtent(Run.Loops), ForKind::BlockX,
-                   block({note(Why, Line), Body}, Line), Line);
+    return forLoop(Row, intImm(0), guarded(flatExtent(Run.Loops), When, RunsWhen),
+                   ForKind::BlockX, block({note(Why, Line), Body}, Line), Line);
   }
 
+  /// A grid of Blocks where When is RunsWhen, else empty (no When: Blocks).
+  static Expr guarded(const Expr &Blocks, const Expr &When, bool RunsWhen) {
+    if (!When)
+      return Blocks;
+    return RunsWhen ? select(When, Blocks, intImm(0)) : select(When, intImm(0), Blocks);
+  }
+
+  const Func &F;
   NameTable Names;
   std::string BlockPerRowWord; ///< the pinned block_per_row, or ""
   bool RowsPinned, ThreadsPinned;
@@ -427,8 +476,8 @@ private:
 void reduceRows(Func &F) {
   splitReductions(F);
   RowReducer R(F);
-  launchNests(F, LaunchClass::RowReduction,
-              [&](const Stmt &S, std::vector<Knob> &) { return R.rewriteNest(S); });
+  launchNestVariants(F, LaunchClass::RowReduction,
+                     [&](const Stmt &S, std::vector<Knob> &) { return R.rewriteNest(S); });
 }
 
 } // namespace tdsl

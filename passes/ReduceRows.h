@@ -11,7 +11,10 @@
 //   block's warp totals meet in shared memory. Results differ from the
 //   serial loop only by the reassociation of OP (none for integers, max and
 //   min) and are the same on every run. The note says which mapping and
-//   why (block_per_row, else the row length and count). A reduction to a
+//   why (block_per_row, else the row length and count). A row length open
+//   at compile time that the launcher can evaluate gets both mappings, as
+//   two launches whose grids the sizes leave empty but for one (NAME and
+//   NAME_warp). A reduction to a
 //   scalar is one row. First, reductions with few outputs (column sums,
 //   sums over several indices, long vectors to a scalar) are split in two
 //   through a temporary of partials (passes/SplitReduce.h), and the pieces
