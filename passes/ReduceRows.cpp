@@ -117,8 +117,17 @@ public:
     std::string Why;
     std::optional<RowReduction> R = match(Run, Acc, Why);
     std::optional<Mapping> M;
-    if (R)
-      M = choose(flatExtent(Run.Loops), R->Loop->Extent, Why);
+    // A row of min(B, ...) elements is mapped as one of B: the chunks of a
+    // split row, the last shorter.
+    Expr Len;
+    if (R) {
+      Len = R->Loop->Extent;
+      if (Len->Kind == ExprKind::Binary &&
+          static_cast<const BinaryNode &>(*Len).Op == BinaryOp::Min &&
+          onSizes(F, static_cast<const BinaryNode &>(*Len).A))
+        Len = static_cast<const BinaryNode &>(*Len).A;
+      M = choose(flatExtent(Run.Loops), Len, Why);
+    }
     if (!M) {
       remark("reduce-rows", Acc.SrcLine, Why + "; left to the passes after it");
       return {};
@@ -128,7 +137,7 @@ public:
     // one the sizes do not pick empty. A warp where the row is shorter
     // than ReduceBlockRowLength, unless the rows are few and long enough
     // to fill a block.
-    Expr Rows = flatExtent(Run.Loops), Len = R->Loop->Extent;
+    Expr Rows = flatExtent(Run.Loops);
     if (M->Open && onSizes(F, Rows) && onSizes(F, Len)) {
       Expr Warp = binary(BinaryOp::And, lt(Len, intImm(ReduceBlockRowLength)),
                          binary(BinaryOp::Or, binary(BinaryOp::Ge, Rows, intImm(ReduceFewRows)),

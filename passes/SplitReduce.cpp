@@ -217,9 +217,12 @@ private:
   /// K on, min(K, extent - G * K) long. The loads keep their indices, so
   /// a row stays contiguous along the loop.
   static Loop chunk(const Loop &First, const std::string &G, int64_t K) {
-    Expr Start = mul(var(G), intImm(K));
+    return chunk(First, G, intImm(K));
+  }
+  static Loop chunk(const Loop &First, const std::string &G, const Expr &K) {
+    Expr Start = mul(var(G), K);
     return {First.Var, asConstInt(First.Min) == 0 ? Start : add(First.Min, Start),
-            binary(BinaryOp::Min, intImm(K), sub(First.Extent, Start))};
+            binary(BinaryOp::Min, K, sub(First.Extent, Start))};
   }
 
   /// Form 1: chunks of the outermost reduced loop, a thread per chunk and
@@ -261,9 +264,13 @@ private:
     std::optional<int64_t> Len = asConstInt(simplifyExpr(Inner.Extent));
     std::string Cut;
     if (!Len || *Len > SplitScalarChunk) {
+      // ceil(L / G) each of G = ceil(L / chunk) rows, not the chunk
+      // itself: the row length's bound, min(...)'s first arm, then says
+      // how long the rows are (reduce-rows maps short ones a warp each).
       std::string G = Names.fresh("g");
-      Rows.push_back({G, intImm(0), ceilDiv(Inner.Extent, SplitScalarChunk)});
-      Inner = chunk(Inner, G, SplitScalarChunk);
+      Expr Count = ceilDiv(Inner.Extent, SplitScalarChunk);
+      Rows.push_back({G, intImm(0), Count});
+      Inner = chunk(Inner, G, binary(BinaryOp::Div, add(Inner.Extent, sub(Count, intImm(1))), Count));
       Cut = " (cut into rows of at most " + std::to_string(SplitScalarChunk) + ")";
     }
     std::vector<Expr> RowShape, RowIdx;

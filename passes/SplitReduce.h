@@ -17,8 +17,9 @@
 //    X[b, i, j]; a sum over all of a matrix). The outer reduced loops
 //    become rows: P[outputs, i] is a row reduction over c, and the result
 //    a row reduction over P's rows. A c loop longer than SplitScalarChunk,
-//    or of a length known only at run time, is cut into rows of that many
-//    too, so that a few long rows still make many.
+//    or of a length known only at run time, is cut into G equal rows of
+//    at most that many too (the last shorter), so that a few long rows
+//    still make many and short ones stay short.
 // 3. One long vector to a scalar (s += x[i], and form 2's second half when
 //    it is a scalar): cut into rows of SplitScalarChunk, a block each,
 //    then one block over the partials. Not for a constant length of at
