@@ -201,10 +201,6 @@ bool isHostStructure(const Stmt &S) {
   }
 }
 
-namespace {
-
-/// Whether the host can evaluate E: sizes, constants, arithmetic, and
-/// aligned() tests of a global buffer's first element.
 bool hostEvaluable(const Expr &E, const llvm::StringSet<> &Sizes) {
   struct Check : IRVisitor {
     const llvm::StringSet<> &Sizes;
@@ -220,6 +216,8 @@ bool hostEvaluable(const Expr &E, const llvm::StringSet<> &Sizes) {
   C.visit(E);
   return C.Ok;
 }
+
+namespace {
 
 const IfNode *findVersion(const Stmt &S, const llvm::StringSet<> &Sizes) {
   switch (S->Kind) {

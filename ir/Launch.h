@@ -74,6 +74,10 @@ struct LaunchShape {
 /// The shape of launch L.
 LaunchShape launchShape(const LaunchNode &L);
 
+/// Whether the host can evaluate E: sizes (Sizes), constants, arithmetic,
+/// and aligned() tests of a global buffer's first element.
+bool hostEvaluable(const Expr &E, const llvm::StringSet<> &Sizes);
+
 /// The `if C { A } else { B }` that versions a contraction launch, if it
 /// has one: the first such statement on the launch's straight-line path
 /// (through its GPU loops, lets, allocations and blocks, not into serial

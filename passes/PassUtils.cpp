@@ -235,6 +235,12 @@ void launchNests(Func &F, LaunchClass Class,
                      });
 }
 
+Expr gridWhen(const Expr &Blocks, const Expr &When, bool RunsWhen) {
+  if (!When)
+    return Blocks;
+  return RunsWhen ? select(When, Blocks, intImm(0)) : select(When, intImm(0), Blocks);
+}
+
 void launchNestVariants(
     Func &F, LaunchClass Class,
     const std::function<std::vector<LaunchVariant>(const Stmt &, std::vector<Knob> &)> &Map) {

@@ -90,6 +90,10 @@ struct LaunchVariant {
   ir::Stmt Body;
 };
 
+/// A variant's grid: Blocks where When is RunsWhen, else none (no When:
+/// Blocks).
+ir::Expr gridWhen(const ir::Expr &Blocks, const ir::Expr &When, bool RunsWhen);
+
 /// launchNests for passes that may write a nest as several launches: Map
 /// returns none to decline the nest, else the launches in the order they
 /// run.

@@ -1,5 +1,6 @@
 //===- ReduceRows.cpp - One warp or one block per row of a row reduction --===//
 #include "passes/ReduceRows.h"
+#include "ir/Launch.h"
 #include "ir/Printer.h"
 #include "passes/PassUtils.h"
 #include "passes/Schedule.h"
@@ -72,27 +73,15 @@ struct Mapping {
   bool Open = false;
 };
 
-/// True if E reads no buffer and no variable but F's sizes: the launcher
-/// can evaluate it.
-bool onSizes(const Func &F, const Expr &E) {
-  struct Vars : IRVisitor {
-    const Func &F;
-    bool Ok = true;
-    explicit Vars(const Func &F) : F(F) {}
-    void visitVar(const VarNode &N) override { Ok &= llvm::is_contained(F.Sizes, N.Name); }
-    void visitLoad(const LoadNode &) override { Ok = false; }
-  } V(F);
-  V.visit(E);
-  return V.Ok;
-}
-
 class RowReducer {
 public:
   explicit RowReducer(Func &F)
-      : F(F), Names(F), RowsPinned(findKnob(F, "rows_per_block") != nullptr),
+      : Names(F), RowsPinned(findKnob(F, "rows_per_block") != nullptr),
         ThreadsPinned(findKnob(F, "reduce_threads") != nullptr),
         RowsPerBlock(knobInt(F, "rows_per_block", ReduceRowsPerBlock)),
         Threads(knobInt(F, "reduce_threads", ReduceBlockThreads)) {
+    for (const std::string &S : F.Sizes)
+      Sizes.insert(S);
     if (const Knob *K = findKnob(F, "block_per_row"))
       BlockPerRowWord = K->Word;
   }
@@ -124,7 +113,7 @@ public:
       Len = R->Loop->Extent;
       if (Len->Kind == ExprKind::Binary &&
           static_cast<const BinaryNode &>(*Len).Op == BinaryOp::Min &&
-          onSizes(F, static_cast<const BinaryNode &>(*Len).A))
+          hostEvaluable(static_cast<const BinaryNode &>(*Len).A, Sizes))
         Len = static_cast<const BinaryNode &>(*Len).A;
       M = choose(flatExtent(Run.Loops), Len, Why);
     }
@@ -138,7 +127,7 @@ public:
     // than ReduceBlockRowLength, unless the rows are few and long enough
     // to fill a block.
     Expr Rows = flatExtent(Run.Loops);
-    if (M->Open && onSizes(F, Rows) && onSizes(F, Len)) {
+    if (M->Open && hostEvaluable(Rows, Sizes) && hostEvaluable(Len, Sizes)) {
       Expr Warp = binary(BinaryOp::And, lt(Len, intImm(ReduceBlockRowLength)),
                          binary(BinaryOp::Or, binary(BinaryOp::Ge, Rows, intImm(ReduceFewRows)),
                                 lt(Len, intImm(Threads))));
@@ -389,7 +378,7 @@ private:
            "took it: one warp per row (" + Reason + "), " + std::to_string(RowsPerBlock) +
                " rows per block, shuffle butterfly");
     Expr Blocks = binary(BinaryOp::Div, add(Rows, intImm(RowsPerBlock - 1)), intImm(RowsPerBlock));
-    return forLoop(Block, intImm(0), guarded(Blocks, When, RunsWhen), ForKind::BlockX,
+    return forLoop(Block, intImm(0), gridWhen(Blocks, When, RunsWhen), ForKind::BlockX,
                    block({note(Why, Line), Warps}, Line), Line);
   }
 
@@ -461,18 +450,11 @@ private:
     remark("reduce-rows", Line,
            "took it: one block of " + std::to_string(Threads) + " threads per row (" + Reason +
                "), shuffle butterfly per warp, warp totals through shared memory");
-    return forLoop(Row, intImm(0), guarded(flatExtent(Run.Loops), When, RunsWhen),
+    return forLoop(Row, intImm(0), gridWhen(flatExtent(Run.Loops), When, RunsWhen),
                    ForKind::BlockX, block({note(Why, Line), Body}, Line), Line);
   }
 
-  /// A grid of Blocks where When is RunsWhen, else empty (no When: Blocks).
-  static Expr guarded(const Expr &Blocks, const Expr &When, bool RunsWhen) {
-    if (!When)
-      return Blocks;
-    return RunsWhen ? select(When, Blocks, intImm(0)) : select(When, intImm(0), Blocks);
-  }
-
-  const Func &F;
+  llvm::StringSet<> Sizes; ///< F's, for hostEvaluable
   NameTable Names;
   std::string BlockPerRowWord; ///< the pinned block_per_row, or ""
   bool RowsPinned, ThreadsPinned;

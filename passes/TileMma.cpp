@@ -180,7 +180,8 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
     return Nest;
   }
 
-  const bool Pinned = findKnob(F, "block_tile") || findKnob(F, "warp_tile") || !S.FewTiles;
+  // Pinned tiles, or few_tiles = off: the one launch.
+  const bool OneLaunch = findKnob(F, "block_tile") || findKnob(F, "warp_tile") || !S.FewTiles;
   if (Small) {
     S.BlockM = MmaSmallBlock[0];
     S.BlockN = MmaSmallBlock[1];
@@ -417,8 +418,7 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
   // The grid: every output tile, or none where the other launch runs.
   Expr Grid = mul(RowsT, ColsT);
   if (Small) {
-    if (Few)
-      Grid = select(Few, Grid, c(0));
+    Grid = gridWhen(Grid, Few, true);
     Note += "; the launch for sizes of fewer than " + std::to_string(MmaFewTiles) +
             " output tiles of the default block, so that more SMs have one";
     remark(PassName, Line,
@@ -427,11 +427,11 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
                std::to_string(S.BlockN) + ", warp tile " + std::to_string(S.WarpM) + "x" +
                std::to_string(S.WarpN) + ", " + std::to_string(S.Stages) + " stages");
   } else {
-    if (!Pinned) {
+    if (!OneLaunch) {
       Expr Tiles = N.Batch.empty() ? Grid : mul(Grid, flatExtent(N.Batch));
       Few = simplifyExpr(lt(Tiles, c(MmaFewTiles)));
       if (!asConstInt(Few))
-        Grid = select(Few, c(0), Grid);
+        Grid = gridWhen(Grid, Few, false);
     }
     remark(PassName, Line,
            "took it: tensor cores, block tile " + std::to_string(S.BlockM) + "x" +
