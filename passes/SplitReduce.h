@@ -1,10 +1,21 @@
 //===- SplitReduce.h - Reductions with few outputs split in two -----------===//
 //
-// Part of reduce-rows (passes/ReduceRows.h), which runs it first: a
-// reduction whose outputs cannot keep the GPU busy one thread or one row
-// each is rewritten as two (or three) reductions through a global
-// temporary of partial results, which reduce-rows and map-to-gpu then
-// map as they map any nest. The forms:
+// Part of reduce-rows (passes/ReduceRows.h), which runs it first.
+// Requires: valid IR; top-level nests without GPU loops (the naive
+//   lowering), reductions as reduce-rows reads them (outer serial loops,
+//   `alloc ACC: T[1] register`, init, a perfect nest of serial reduced
+//   loops folding E with + * max min, an epilogue), T one of i32 i64 f32
+//   f64.
+// Ensures: a reduction whose outputs cannot keep the GPU busy one thread
+//   or one row each is rewritten as two (or three) such nests through a
+//   global temporary of partial results, computing the same values up to
+//   the reassociation of OP; each split is a remark. No GPU loops: the
+//   nests that come out are mapped by reduce-rows and map-to-gpu as any
+//   nest.
+// Why here: before reduce-rows maps rows and after the contraction and
+//   row-chain passes, which take the reductions that are theirs; inside
+//   reduce-rows rather than a pass of its own, because what it makes is
+//   rows for that pass. The forms:
 //
 // 1. Column: the loads move along the outermost reduced loop r only in
 //    indices before their last (Y[c] += X[r, c]), so one thread per
