@@ -220,6 +220,25 @@ public:
     }
     return false;
   }
+  /// Provably >= 0: the same, with 0, quotients, minima and selects of
+  /// such (a temporary's dimension that is empty where it is not used).
+  bool isNonNegative(const Expr &E) const {
+    if (std::optional<int64_t> C = asConstInt(E))
+      return *C >= 0;
+    if (E->Kind == ExprKind::Select) {
+      const auto &S = static_cast<const SelectNode &>(*E);
+      return isNonNegative(S.TrueValue) && isNonNegative(S.FalseValue);
+    }
+    if (E->Kind == ExprKind::Binary) {
+      const auto &B = static_cast<const BinaryNode &>(*E);
+      if (B.Op == BinaryOp::Add || B.Op == BinaryOp::Mul || B.Op == BinaryOp::Max ||
+          B.Op == BinaryOp::Min)
+        return isNonNegative(B.A) && isNonNegative(B.B);
+      if (B.Op == BinaryOp::Div)
+        return isNonNegative(B.A) && isPositive(B.B);
+    }
+    return isPositive(E);
+  }
 
   Text cast(DType From, DType To, const Text &X);
 
@@ -1267,23 +1286,25 @@ void FuncEmitter::emitPlan() {
     OS << "  if (" << Small << ")\n    return TDSL_ERROR_INVALID_SIZE;\n";
     OS << "  if (" << Large << ")\n    return TDSL_ERROR_TOO_LARGE;\n";
   }
-  // Dimensions that are not plain sizes or constants must come out >= 1.
+  // Dimensions that are not plain sizes or constants must come out >= 1;
+  // a temporary's may be 0 (tile-mma's split partials at sizes where the
+  // split does not run: an empty temporary, never allocated).
   std::vector<std::string> Checked;
-  auto CheckDims = [&](const Buffer &B) {
+  auto CheckDims = [&](const Buffer &B, int Least) {
     for (const Expr &D : B.Shape) {
-      if (W.isPositive(D))
+      if (Least ? W.isPositive(D) : W.isNonNegative(D))
         continue;
       std::string S = W.str(D, RelPrec - 1);
       if (llvm::is_contained(Checked, S))
         continue;
       Checked.push_back(S);
-      OS << "  if (" << S << " < 1)\n    return TDSL_ERROR_INVALID_SIZE;\n";
+      OS << "  if (" << S << " < " << Least << ")\n    return TDSL_ERROR_INVALID_SIZE;\n";
     }
   };
   for (const Buffer &B : F.Params)
-    CheckDims(B);
+    CheckDims(B, 1);
   for (const Buffer *B : Temps)
-    CheckDims(*B);
+    CheckDims(*B, 0);
   // Element counts: overflow is TOO_LARGE; near 2^31 or more needs 64-bit
   // indices (kIndex32Limit).
   OS << "  int64_t elems = 1;\n  plan->index64 = kAlwaysIndex64;\n";
@@ -1519,10 +1540,13 @@ void FuncEmitter::emitWorkspaceLauncher() {
   }
   OS << "  if (workspace_bytes < plan.workspace_bytes)\n"
      << "    return TDSL_ERROR_WORKSPACE_TOO_SMALL;\n"
-     << "  if (!workspace)\n    return TDSL_ERROR_NULL_POINTER;\n"
+     << "  if (!workspace && plan.workspace_bytes)\n    return TDSL_ERROR_NULL_POINTER;\n"
      << "  if (!tdsl_is_aligned(workspace, kWorkspaceAlignment))\n"
      << "    return TDSL_ERROR_MISALIGNED_POINTER;\n"
-     << "  return " << runCall("static_cast<unsigned char *>(workspace)", "nullptr") << ";\n}\n";
+     << "  // Without one, every temporary is empty at these sizes: none is\n"
+     << "  // allocated.\n"
+     << "  void *temps[" << Temps.size() << "] = {};\n"
+     << "  return " << runCall("static_cast<unsigned char *>(workspace)", "temps") << ";\n}\n";
 }
 
 void FuncEmitter::emitLaunchInfo() {

@@ -282,7 +282,9 @@ void launchNestVariants(
     for (const LaunchVariant &V : Variants)
       C.visit(V.Body);
     std::vector<Stmt> Launches;
+    std::vector<Buffer> Temps;
     for (const LaunchVariant &V : Variants) {
+      Temps.insert(Temps.end(), V.Temps.begin(), V.Temps.end());
       std::string Root = V.Suffix.empty() ? Base : Base + "_" + V.Suffix;
       std::string Name = Root;
       for (unsigned I = 2; Taken.count(Name); ++I)
@@ -291,7 +293,10 @@ void launchNestVariants(
       Stmt Body = ScopedNamer(F, Seen).mutate(V.Body);
       Launches.push_back(launch(Name, Class, Body, Knobs, Nest->SrcLine));
     }
-    return Launches.size() == 1 ? Launches[0] : block(std::move(Launches), Nest->SrcLine);
+    Stmt Out = Launches.size() == 1 ? Launches[0] : block(std::move(Launches), Nest->SrcLine);
+    for (auto It = Temps.rbegin(); It != Temps.rend(); ++It)
+      Out = allocate(*It, Out, Nest->SrcLine);
+    return Out;
   });
 }
 

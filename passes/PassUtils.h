@@ -88,6 +88,10 @@ void launchNests(ir::Func &F, ir::LaunchClass Class,
 struct LaunchVariant {
   std::string Suffix;
   ir::Stmt Body;
+  /// Global temporaries its launches share with later ones (tile-mma's
+  /// split partials): allocated around all of the nest's launches, so
+  /// their shapes must be empty at sizes where the variant does not run.
+  std::vector<ir::Buffer> Temps = {};
 };
 
 /// A variant's grid: Blocks where When is RunsWhen, else none (no When:

@@ -81,6 +81,11 @@ const std::vector<KnobSpec> &knobSpecs() {
        "where the sizes are open, a second launch of 64x64 block tiles (32x32 warps) for the "
        "sizes whose default blocks number fewer than 128 (skinny and small products, small "
        "batches), which would leave most SMs idle (auto, default); off: one launch"},
+      {"split_k", "tile-mma", "auto | off",
+       "where the sizes are open, a launch that splits the k loop of each 64x64 output tile "
+       "over up to 16 blocks, adding their partials in a second launch, for the sizes whose "
+       "64x64 tiles number fewer than 128 and whose k loop has 32 k tiles or more (skinny "
+       "products with long k), which would leave most SMs idle (auto, default); off: no split"},
       {"swizzle", "tile-mma", "auto | off",
        "XOR-swizzle the shared tiles so that cp.async writes and ldmatrix reads are free of "
        "bank conflicts (default auto: the bank model chooses)"},
@@ -367,6 +372,12 @@ MmaSchedule mmaSchedule(const Func &F, int64_t ElemBytes,
   if (const Knob *T = findKnob(F, "few_tiles")) {
     if (T->Word == "off")
       S.FewTiles = false;
+    else if (T->Word != "auto")
+      R.problem(*T, "expects 'auto' or 'off'");
+  }
+  if (const Knob *T = findKnob(F, "split_k")) {
+    if (T->Word == "off")
+      S.SplitK = false;
     else if (T->Word != "auto")
       R.problem(*T, "expects 'auto' or 'off'");
   }

@@ -120,6 +120,8 @@ struct MmaSchedule {
   std::optional<bool> StageEpilogue;
   /// few_tiles: a second launch of small tiles for sizes with few blocks.
   bool FewTiles = true;
+  /// split_k: a launch that splits long k loops of few output tiles.
+  bool SplitK = true;
   /// Why the pinned CUDA-core knobs leave no tensor-core schedule ("" if
   /// they do not).
   std::string Unusable;

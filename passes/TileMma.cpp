@@ -1,9 +1,11 @@
 //===- TileMma.cpp - Contractions on tensor cores: mma.sync, ldmatrix -----===//
 #include "passes/TileMma.h"
 #include "ir/Fragment.h"
+#include "ir/Printer.h"
 #include "ir/Simplify.h"
 #include "passes/MmaEpilogue.h"
 #include "passes/MmaMatch.h"
+#include "passes/MmaSplitK.h"
 #include "passes/MmaStaging.h"
 
 #include <algorithm>
@@ -38,9 +40,14 @@ private:
   unsigned Line = 0;
   /// The variant being built: Small for the launch of few output tiles,
   /// and Few, the test on sizes under which that one runs (null: no
-  /// second launch, tile's own grid unguarded).
-  bool Small = false;
-  Expr Few;
+  /// second launch, tile's own grid unguarded); Split for the launch that
+  /// splits the k loop, and SplitWhen, its test (null: never).
+  bool Small = false, Split = false;
+  Expr Few, SplitWhen;
+  /// The split being built: its partials and second launch; the block's
+  /// first k tile.
+  std::optional<MmaSplitK> SplitK;
+  Expr KFirst;
 
   Stmt tile(const Stmt &Nest);
 
@@ -58,8 +65,9 @@ private:
   /// Wide (all aligned), else guarded element copies.
   Stmt copyAll(const Expr &KTile, const Expr &Stage, bool Wide) {
     std::vector<Stmt> Out;
+    Expr At = KFirst ? add(KFirst, KTile) : KTile;
     for (const MmaOperandStage &O : Sides)
-      Out.push_back(O.copy(Names, S, TX, KTile, Stage, Wide, Line));
+      Out.push_back(O.copy(Names, S, TX, At, Stage, Wide, Line));
     return block(std::move(Out));
   }
   Stmt pipelinedLoop(const Expr &Tiles, bool Wide);
@@ -120,9 +128,11 @@ Stmt MmaTiler::pipelinedLoop(const Expr &Tiles, bool Wide) {
       // again. Without the branch ptxas issues them among the mmas of
       // this step, which is faster on the H200 (bench/RESULTS.md). The
       // ring loop below keeps its branch: there it measured no faster.
+      // A split's block keeps it too: past its last tile is the next
+      // block's.
       Expr Fill = add(var(KT), c(St - 1));
       Stmt Copy = copyAll(Fill, imod(Fill, c(St)), Wide);
-      Iter.push_back(Wide ? Copy : ifThen(lt(Fill, Tiles), Copy, nullptr, Line));
+      Iter.push_back(Wide && !KFirst ? Copy : ifThen(lt(Fill, Tiles), Copy, nullptr, Line));
       Iter.push_back(Commit());
     }
     Iter.push_back(mmas(c(K % 2)));
@@ -138,29 +148,46 @@ Stmt MmaTiler::pipelinedLoop(const Expr &Tiles, bool Wide) {
 /// The default launch and, where the sizes may give fewer output tiles
 /// than MmaFewTiles (skinny products, small batches), a second launch of
 /// MmaSmallBlock tiles for those sizes: with few tiles most SMs would sit
-/// idle. Each launch's grid is empty for the other's sizes. Not when the
-/// block or warp tile is pinned; one launch when the sizes are constants.
+/// idle. Where even those tiles are few and the k loop long, a third
+/// launch splits each tile's k loop over blocks, and a fourth adds their
+/// partials (passes/MmaSplitK.h). Each launch's grid is empty for the
+/// others' sizes. Not when the block or warp tile is pinned; only the
+/// launches that can run when the sizes are constants.
 std::vector<LaunchVariant> MmaTiler::variants(const Stmt &Nest, std::vector<Knob> &) {
-  Small = false;
-  Few = nullptr;
+  Small = Split = false;
+  Few = SplitWhen = nullptr;
   Stmt Main = tile(Nest);
   if (Main == Nest)
     return {};
   if (!Few)
     return {{"", Main}};
-  std::optional<int64_t> Known = asConstInt(Few);
-  if (Known && !*Known)
+  std::optional<int64_t> FewKnown = asConstInt(Few);
+  if (FewKnown && !*FewKnown)
     return {{"", Main}};
-  Small = true;
-  if (Known)
-    Few = nullptr; // always few: the small launch alone, unguarded
-  Stmt Second = tile(Nest);
-  Small = false;
-  if (Second == Nest)
-    return {{"", Main}};
-  if (Known)
-    return {{"", Second}};
-  return {{"", Main}, {"small", Second}};
+  std::optional<int64_t> SplitKnown = SplitWhen ? asConstInt(SplitWhen) : std::optional<int64_t>(0);
+  std::vector<LaunchVariant> Out;
+  if (!FewKnown)
+    Out.push_back({"", Main});
+  if (!SplitKnown || !*SplitKnown) {
+    Small = true;
+    Stmt Second = tile(Nest);
+    Small = false;
+    if (Second == Nest)
+      return {{"", Main}};
+    // Always few and never split: the small launch alone, unguarded.
+    Out.push_back({FewKnown && SplitKnown ? "" : "small", Second});
+  }
+  if (!SplitKnown || *SplitKnown) {
+    Split = true;
+    Stmt Third = tile(Nest);
+    Split = false;
+    if (Third == Nest)
+      return {{"", Main}};
+    Out.push_back({"split", Third, SplitK->partials()});
+    Out.push_back({"split_sum", SplitK->sum(Names, Line)});
+    SplitK.reset();
+  }
+  return Out;
 }
 
 Stmt MmaTiler::tile(const Stmt &Nest) {
@@ -182,7 +209,10 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
 
   // Pinned tiles, or few_tiles = off: the one launch.
   const bool OneLaunch = findKnob(F, "block_tile") || findKnob(F, "warp_tile") || !S.FewTiles;
-  if (Small) {
+  // A split has fewer output tiles than SMs: their order does not matter.
+  if (Split)
+    S.Grouped = false;
+  if (Small || Split) {
     S.BlockM = MmaSmallBlock[0];
     S.BlockN = MmaSmallBlock[1];
     S.WarpM = std::min(S.WarpM, MmaSmallWarp[0]);
@@ -230,10 +260,31 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
   std::string I = Names.fresh("i"), J = Names.fresh("j"), E = Names.fresh("e");
   // Each lane's part of the warp's mma tiles (ir/Fragment.h).
   const MmaFragmentSizes Frag = mmaFragmentSizes(Shape);
+  // A split's blocks add their products from zero; the second launch
+  // starts from the init.
   Stmt Init = withAccumulatorsAt(N, N.Init, {var(I), var(J), var(E)});
+  if (Split) {
+    std::vector<Stmt> Zeros;
+    for (const ContractionAcc &A : N.Accs)
+      Zeros.push_back(store(A.Name, {var(I), var(J), var(E)}, zeroOf(A.Type), Line));
+    Init = block(std::move(Zeros), Line);
+  }
   Body.push_back(unrolled(I, S.WarpM / 16,
                           unrolled(J, S.WarpN / 8, unrolled(E, Frag.C, Init, Line), Line), Line));
   Expr Tiles = ceilDiv(N.Red->Extent, S.TileK);
+  // A split's block walks its own run of k tiles.
+  std::string SplitV, KP, KF, KN;
+  KFirst = nullptr;
+  if (Split) {
+    std::optional<int64_t> Always = asConstInt(SplitWhen);
+    SplitK.emplace(N, S.BlockM, S.BlockN, S.TileK, Always ? nullptr : SplitWhen, Names);
+    SplitV = Names.fresh("split");
+    KP = Names.fresh("kper");
+    KF = Names.fresh("kfirst");
+    KN = Names.fresh("ktiles");
+    KFirst = var(KF);
+    Tiles = var(KN);
+  }
   int64_t Steps = S.TileK / mmaShapeK(Shape);
   auto Commit = [&] { return std::make_shared<AsyncCommitNode>(Line); };
   auto Wait = [&](unsigned Pending) { return std::make_shared<AsyncWaitNode>(Pending, Line); };
@@ -293,19 +344,21 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
   for (size_t I = 1; I < Sides.size() && AllAligned; ++I)
     AllAligned = Sides[I].Aligned ? land(AllAligned, Sides[I].Aligned) : nullptr;
   const bool HasWide = S.Stages >= 2 && AllAligned;
+  Stmt Loop;
   if (HasWide) {
     // One after another: the order of the fresh names is fixed.
     Stmt Wide = KLoop(true);
-    Body.push_back(ifThen(AllAligned, Wide, KLoop(false), Line));
+    Loop = ifThen(AllAligned, Wide, KLoop(false), Line);
   } else {
-    Body.push_back(KLoop(false));
+    Loop = KLoop(false);
   }
+  Body.push_back(Loop);
 
   // 8. The epilogue per accumulator element (c_e: row g + 8 (e >> 1),
   //    column 2 t + (e & 1)), for the outputs inside the tensor: stored
   //    from the fragments, or to shared tiles copied out after.
   MmaEpilogue Staging(F, N, S);
-  const bool Staged = Staging.plan(Names, TileBytes());
+  const bool Staged = !Split && Staging.plan(Names, TileBytes());
   const MmaOperandStage &ColSide = Sides[Products[0].B];
   Stmt Epilogue;
   {
@@ -316,8 +369,10 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
     Expr GN = add(add(ColSide.BlockOffset, ColSide.WarpOffset), InN);
     if (Staged)
       Out = Staging.toTiles(Out, add(Sides[0].WarpOffset, InM), add(ColSide.WarpOffset, InN));
-    Stmt St = letStmt(N.Row->Var, fromMin(N.Row->Min, GM),
-                      letStmt(N.Col->Var, fromMin(N.Col->Min, GN), Out, Line), Line);
+    Stmt St = Split ? SplitK->storePartials(var(SplitV), var(BZ), GM, GN,
+                                            {var(I), var(J), var(E)}, Line)
+                    : letStmt(N.Row->Var, fromMin(N.Row->Min, GM),
+                              letStmt(N.Col->Var, fromMin(N.Col->Min, GN), Out, Line), Line);
     St = ifThen(land(lt(GM, N.Row->Extent), lt(GN, N.Col->Extent)), St, nullptr, Line);
     Epilogue = unrolled(I, S.WarpM / 16,
                         unrolled(J, S.WarpN / 8, unrolled(E, Frag.C, St, Line), Line), Line);
@@ -336,7 +391,7 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
                    L, Line);
     return L;
   };
-  if (!Staged && S.StageEpilogue != false)
+  if (!Staged && !Split && S.StageEpilogue != false)
     Body.push_back(note("[tile-mma] the outputs are stored from the fragments: " + Staging.why(),
                         Line));
   if (!Staged)
@@ -387,6 +442,12 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
     Launch =
         letStmt(TM, idiv(var(PID), ColsT), letStmt(TN, imod(var(PID), ColsT), Launch, Line), Line);
   }
+  // A split's run of k tiles, computed before any accumulator is live.
+  if (Split)
+    Launch = letStmt(KP, SplitK->tilesPerSplit(),
+                     letStmt(KF, mul(var(SplitV), var(KP)),
+                             letStmt(KN, SplitK->tilesFrom(var(KF), var(KP)), Launch, Line), Line),
+                     Line);
   Launch = bindFlatIndex(N.Batch, var(BZ), Launch);
   std::string Ways = fragmentNote(Sides, Products[0].A, Products[0].B, S);
   std::string Note =
@@ -415,10 +476,23 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
     Note += "; " + std::to_string(Accs) + " sibling accumulators (" + AccNames +
             ") per warp, so each operand (" + Staged + ") is staged once for all of them";
   }
-  // The grid: every output tile, or none where the other launch runs.
+  // The grid: every output tile, or none where another launch runs.
   Expr Grid = mul(RowsT, ColsT);
-  if (Small) {
-    Grid = gridWhen(Grid, Few, true);
+  auto Open = [](const Expr &When) { return asConstInt(When) ? nullptr : When; };
+  if (Split) {
+    Grid = gridWhen(Grid, Open(SplitWhen), true);
+    Note += "; the k loop split over " + toString(SplitK->count()) +
+            " blocks per output tile (block.y), each adding its run of k tiles from zero into " +
+            "partials that the next launch adds";
+    remark(PassName, Line,
+           "where the sizes give fewer than " + std::to_string(MmaSplitMaxTiles) +
+               " output tiles of " + std::to_string(MmaSmallBlock[0]) + "x" +
+               std::to_string(MmaSmallBlock[1]) + " and " + std::to_string(2 * MmaSplitMinKTiles) +
+               " k tiles or more, and the partials cost little beside the operands, the k loop " +
+               "split over blocks: a launch of partials, then a launch that adds them");
+  } else if (Small) {
+    Grid = gridWhen(gridWhen(Grid, Open(Few), true), SplitWhen ? Open(SplitWhen) : nullptr,
+                    false);
     Note += "; the launch for sizes of fewer than " + std::to_string(MmaFewTiles) +
             " output tiles of the default block, so that more SMs have one";
     remark(PassName, Line,
@@ -432,6 +506,8 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
       Few = simplifyExpr(lt(Tiles, c(MmaFewTiles)));
       if (!asConstInt(Few))
         Grid = gridWhen(Grid, Few, false);
+      if (S.SplitK)
+        SplitWhen = MmaSplitK::when(N, MmaSmallBlock[0], MmaSmallBlock[1], S.TileK);
     }
     remark(PassName, Line,
            "took it: tensor cores, block tile " + std::to_string(S.BlockM) + "x" +
@@ -447,6 +523,8 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
   Launch = simplifyStmt(block({note(Note, Line), Launch}));
   Launch = forLoop(TX, c(0), c(S.threads()), ForKind::ThreadX, Launch, Line);
   Launch = forLoop(PID, c(0), Grid, ForKind::BlockX, Launch, Line);
+  if (Split)
+    Launch = forLoop(SplitV, c(0), SplitK->count(), ForKind::BlockY, Launch, Line);
   if (!N.Batch.empty())
     Launch = forLoop(BZ, c(0), flatExtent(N.Batch), ForKind::BlockZ, Launch, Line);
   return Launch;

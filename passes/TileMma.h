@@ -34,7 +34,9 @@
 //   holds its part of every accumulator. Where the sizes are open and
 //   may give fewer than MmaFewTiles output tiles, the nest is written as
 //   two launches, the second (NAME_small) of MmaSmallBlock tiles, each
-//   with a grid that is empty at the other's sizes (few_tiles).
+//   with a grid that is empty at the other's sizes (few_tiles); where
+//   fewer still with a long k loop, two more split the k loop over blocks
+//   (NAME_split, NAME_split_sum; passes/MmaSplitK.h, split_k).
 // Why here: before tile-contraction, which takes what this pass declines.
 // What it takes is passes/MmaMatch.h's; the operands' staging (tile
 // layout, swizzle, copies, fragment loads) is passes/MmaStaging.h; this
@@ -49,7 +51,8 @@
 //       mma m16n8k16 acc[i, j, 0] += A_frag[i, 0] * B_frag[j, 0]
 //       C[m, n] = acc[i, j, e] (m < M && n < N) } } } }
 //
-// Test: test/passes/tile-mma.tir, test/passes/tile-mma-cuda.test
+// Test: test/passes/tile-mma.tir, test/passes/tile-mma-cuda.test,
+//   test/passes/tile-mma-split.test
 //
 //===----------------------------------------------------------------------===//
 #ifndef TDSL_PASSES_TILEMMA_H

@@ -190,7 +190,8 @@ std::vector<std::pair<std::string, std::string>> contractionKnobs(Rng &R) {
 
 /// A consistent tensor-core schedule (tile-mma), drawn instead of
 /// contractionKnobs: warp tiles of 16 to 64, blocks of up to 2 x 2 warps
-/// (or, one in three, the default tiles and few_tiles' second launch), k
+/// (or, one in three, the default tiles, few_tiles' second launch and
+/// split_k's third), k
 /// tiles of 32 or 64 (multiples of every mma's k: 16 f16, 8 tf32, 32 i8)
 /// through stages whose tiles fit in shared memory for 4-byte tf32
 /// operands too, each refinement on or off. The CUDA-core path takes the
@@ -211,6 +212,7 @@ std::vector<std::pair<std::string, std::string>> mmaKnobs(Rng &R) {
     Out.push_back({"block_tile", L(W[0] * GM, W[1] * GN)});
   } else if (R() % 2) {
     Out.push_back({"few_tiles", pick(R, {"auto", "off"})});
+    Out.push_back({"split_k", pick(R, {"auto", "off"})});
   }
   // 64 x (128 + 128) tf32 elements take 64 KiB a stage: at most 3.
   bool Wide = R() % 2;

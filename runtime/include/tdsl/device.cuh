@@ -569,7 +569,13 @@ inline bool tdsl_workspace_append(size_t bytes, size_t *offset, size_t *workspac
   return true;
 }
 
+// An empty temporary (a launch variant's, at sizes where it does not run)
+// costs no call.
 inline tdsl_status tdsl_malloc_async(void **p, size_t bytes, cudaStream_t stream) {
+  if (!bytes) {
+    *p = nullptr;
+    return TDSL_SUCCESS;
+  }
   return tdsl_record_cuda_error(cudaMallocAsync(p, bytes, stream), TDSL_ERROR_OUT_OF_MEMORY);
 }
 
