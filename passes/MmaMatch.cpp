@@ -168,11 +168,14 @@ std::string fragmentNote(const std::vector<MmaOperandStage> &Sides, size_t A, si
          " by one shared load per element (ldmatrix.trans moves only 16-bit elements)";
 }
 
-void fitWarpTile(const Func &F, const MmaContraction &M, MmaSchedule &S) {
-  // A batched nest keeps its batch offsets in registers beside the 64x64
-  // warp tile's 160 accumulator and fragment registers, which then spill
-  // (ptxas -v, sm_80 and sm_90): unless pinned, its warps take 64x32.
-  if (!M.N.Batch.empty() && !findKnob(F, "warp_tile") && S.WarpN > 32 && S.BlockN % 32 == 0)
+void fitWarpTile(const Func &F, const MmaContraction &M, MmaSchedule &S, bool LongK) {
+  // A batched nest of attention's shapes (k or n of 64 to 256) ran 2-14%
+  // faster on the H200 with eight 64x32 warps than with four 64x64 ones,
+  // which hide a short k loop's prologue and epilogue less; one whose k
+  // loop and columns are long ran 7-27% faster with 64x64, as unbatched
+  // nests do at any k (bench/RESULTS.md).
+  if (!M.N.Batch.empty() && !LongK && !findKnob(F, "warp_tile") && S.WarpN > 32 &&
+      S.BlockN % 32 == 0)
     S.WarpN = 32;
   // Siblings: each warp holds its WarpM x WarpN outputs of every
   // accumulator. Unless the warp tile is pinned, it shrinks so that

@@ -56,9 +56,9 @@ bool declineMma(const char *Pass, bool On, const ir::Stmt &Nest, const std::stri
 bool matchMma(const ir::Stmt &Nest, const char *Pass, bool On, MmaContraction &Out);
 
 /// S's warp tile (and block tile) for M, unless pinned: 64x32 warps for
-/// a batched nest; for siblings, warps that hold about one warp tile's
-/// accumulators in all.
-void fitWarpTile(const ir::Func &F, const MmaContraction &M, MmaSchedule &S);
+/// a batched nest unless LongK (its k loop and its columns long); for
+/// siblings, warps that hold about one warp tile's accumulators in all.
+void fitWarpTile(const ir::Func &F, const MmaContraction &M, MmaSchedule &S, bool LongK);
 
 /// How the fragments of Sides are loaded, for tile-mma's note: by
 /// ldmatrix (naming the operands that take .trans: "A", "B", or with

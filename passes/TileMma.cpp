@@ -42,8 +42,8 @@ private:
   /// and Few, the test on sizes under which that one runs (null: no
   /// second launch, tile's own grid unguarded); Split for the launch that
   /// splits the k loop, and SplitWhen, its test (null: never).
-  bool Small = false, Split = false;
-  Expr Few, SplitWhen;
+  bool Small = false, Split = false, Wide = false;
+  Expr Few, SplitWhen, WideWhen;
   /// The split being built: its partials and second launch; the block's
   /// first k tile.
   std::optional<MmaSplitK> SplitK;
@@ -154,20 +154,27 @@ Stmt MmaTiler::pipelinedLoop(const Expr &Tiles, bool Wide) {
 /// others' sizes. Not when the block or warp tile is pinned; only the
 /// launches that can run when the sizes are constants.
 std::vector<LaunchVariant> MmaTiler::variants(const Stmt &Nest, std::vector<Knob> &) {
-  Small = Split = false;
-  Few = SplitWhen = nullptr;
+  Small = Split = Wide = false;
+  Few = SplitWhen = WideWhen = nullptr;
   Stmt Main = tile(Nest);
   if (Main == Nest)
     return {};
   if (!Few)
     return {{"", Main}};
   std::optional<int64_t> FewKnown = asConstInt(Few);
-  if (FewKnown && !*FewKnown)
-    return {{"", Main}};
-  std::optional<int64_t> SplitKnown = SplitWhen ? asConstInt(SplitWhen) : std::optional<int64_t>(0);
   std::vector<LaunchVariant> Out;
-  if (!FewKnown)
+  if (!FewKnown || !*FewKnown) {
     Out.push_back({"", Main});
+    if (WideWhen) {
+      Wide = true;
+      Stmt W = tile(Nest);
+      Wide = false;
+      Out.push_back({"wide", W});
+    }
+  }
+  if (FewKnown && !*FewKnown)
+    return Out;
+  std::optional<int64_t> SplitKnown = SplitWhen ? asConstInt(SplitWhen) : std::optional<int64_t>(0);
   if (!SplitKnown || !*SplitKnown) {
     Small = true;
     Stmt Second = tile(Nest);
@@ -212,13 +219,23 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
   // A split has fewer output tiles than SMs: their order does not matter.
   if (Split)
     S.Grouped = false;
+  // A batched nest's warps: 64x64 where the k loop and the columns are
+  // long, else 64x32; where the sizes are open, both launches.
+  bool LongK = Wide;
+  if (!Small && !Split && !Wide && !OneLaunch && !N.Batch.empty()) {
+    Expr W = simplifyExpr(land(le(c(MmaLongK), N.Red->Extent), le(c(MmaLongCols), N.Col->Extent)));
+    if (std::optional<int64_t> Known = asConstInt(W))
+      LongK = *Known;
+    else
+      WideWhen = W;
+  }
   if (Small || Split) {
     S.BlockM = MmaSmallBlock[0];
     S.BlockN = MmaSmallBlock[1];
     S.WarpM = std::min(S.WarpM, MmaSmallWarp[0]);
     S.WarpN = std::min(S.WarpN, MmaSmallWarp[1]);
   }
-  fitWarpTile(F, M, S);
+  fitWarpTile(F, M, S, LongK);
   // The shared tiles must fit the target (siblings stage more than two):
   // fewer stages unless pinned, else the nest is left to the passes after.
   auto TileBytes = [&] {
@@ -506,14 +523,23 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
       Few = simplifyExpr(lt(Tiles, c(MmaFewTiles)));
       if (!asConstInt(Few))
         Grid = gridWhen(Grid, Few, false);
+      Grid = gridWhen(Grid, WideWhen, Wide);
       if (S.SplitK)
         SplitWhen = MmaSplitK::when(N, MmaSmallBlock[0], MmaSmallBlock[1], S.TileK);
     }
-    remark(PassName, Line,
-           "took it: tensor cores, block tile " + std::to_string(S.BlockM) + "x" +
-               std::to_string(S.BlockN) + ", warp tile " + std::to_string(S.WarpM) + "x" +
-               std::to_string(S.WarpN) + ", k tile " + std::to_string(S.TileK) + ", " +
-               std::to_string(S.Stages) + " stages");
+    std::string Tiles = "block tile " + std::to_string(S.BlockM) + "x" +
+                        std::to_string(S.BlockN) + ", warp tile " + std::to_string(S.WarpM) +
+                        "x" + std::to_string(S.WarpN) + ", k tile " + std::to_string(S.TileK) +
+                        ", " + std::to_string(S.Stages) + " stages";
+    if (Wide) {
+      Note += "; the launch for k of " + std::to_string(MmaLongK) + " or more and " +
+              std::to_string(MmaLongCols) + " columns or more, whose long k loop four warps hide";
+      remark(PassName, Line,
+             "where k is " + std::to_string(MmaLongK) + " or more and the columns " +
+                 std::to_string(MmaLongCols) + " or more, a launch of larger warps: " + Tiles);
+    } else {
+      remark(PassName, Line, "took it: tensor cores, " + Tiles);
+    }
   }
 
   // 11. The GPU loops: threads, block.x over the output tiles, block.z over

@@ -36,7 +36,9 @@
 //   two launches, the second (NAME_small) of MmaSmallBlock tiles, each
 //   with a grid that is empty at the other's sizes (few_tiles); where
 //   fewer still with a long k loop, two more split the k loop over blocks
-//   (NAME_split, NAME_split_sum; passes/MmaSplitK.h, split_k).
+//   (NAME_split, NAME_split_sum; passes/MmaSplitK.h, split_k). A batched
+//   nest's default block takes 64x32 warps, and 64x64 in a launch of its
+//   own (NAME_wide) where k and the columns are long (MmaLongK).
 // Why here: before tile-contraction, which takes what this pass declines.
 // What it takes is passes/MmaMatch.h's; the operands' staging (tile
 // layout, swizzle, copies, fragment loads) is passes/MmaStaging.h; this
@@ -69,6 +71,10 @@ constexpr int64_t MmaFewTiles = 128;
 /// That launch's block and warp tiles.
 constexpr int64_t MmaSmallBlock[2] = {64, 64};
 constexpr int64_t MmaSmallWarp[2] = {32, 32};
+/// A batched nest's k loop and columns from which its warps take 64x64
+/// (passes/MmaMatch.h, fitWarpTile): a launch of its own where the sizes
+/// are open.
+constexpr int64_t MmaLongK = 512, MmaLongCols = 128;
 
 /// Puts every f16, bf16, tf32() and i8 contraction nest of F on tensor cores.
 void tileMma(ir::Func &F);
