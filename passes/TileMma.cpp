@@ -4,6 +4,7 @@
 #include "ir/Printer.h"
 #include "ir/Simplify.h"
 #include "passes/MmaEpilogue.h"
+#include "passes/MmaKLoop.h"
 #include "passes/MmaMatch.h"
 #include "passes/MmaSplitK.h"
 #include "passes/MmaStaging.h"
@@ -54,96 +55,7 @@ private:
   bool decline(const Stmt &Nest, const std::string &Why) {
     return declineMma(PassName, S.Mode == TensorCores::On, Nest, Why);
   }
-  Stmt loadAll(int64_t Buf, const Expr &Stage, int64_t KK) {
-    std::vector<Stmt> Out;
-    for (const MmaOperandStage &O : Sides)
-      Out.push_back(O.loadFragments(Names, S, Lane, c(Buf), Stage, c(KK), Line));
-    return block(std::move(Out));
-  }
-  Stmt mmas(const Expr &Buf);
-  /// Every operand's copy of k tile KTile into stage Stage: cp.async if
-  /// Wide (all aligned), else guarded element copies.
-  Stmt copyAll(const Expr &KTile, const Expr &Stage, bool Wide) {
-    std::vector<Stmt> Out;
-    Expr At = KFirst ? add(KFirst, KTile) : KTile;
-    for (const MmaOperandStage &O : Sides)
-      Out.push_back(O.copy(Names, S, TX, At, Stage, Wide, Line));
-    return block(std::move(Out));
-  }
-  Stmt pipelinedLoop(const Expr &Tiles, bool Wide);
 };
-
-/// 5. The warp's (WM / 16) x (WN / 8) mma tiles on fragment buffer Buf.
-Stmt MmaTiler::mmas(const Expr &Buf) {
-  std::string I = Names.fresh("i"), J = Names.fresh("j");
-  std::vector<Stmt> Mmas;
-  for (size_t Q = 0; Q < N.Accs.size(); ++Q)
-    Mmas.push_back(std::make_shared<MmaNode>(
-        Shape, N.Accs[Q].Name, std::vector<Expr>{var(I), var(J), c(0)}, Sides[Products[Q].A].Frag,
-        std::vector<Expr>{Buf, var(I), c(0)}, Sides[Products[Q].B].Frag,
-        std::vector<Expr>{Buf, var(J), c(0)}, N.Accs[Q].Line));
-  Stmt Mma = Mmas.size() == 1 ? Mmas[0] : block(std::move(Mmas));
-  return unrolled(I, S.WarpM / 16, unrolled(J, S.WarpN / 8, Mma, Line), Line);
-}
-
-/// 6. The k loop with Stages >= 2 and an even number of k steps per tile
-/// when double-buffered (MmaSchedule::DoubleBuffer), software-pipelined at two levels. Tiles: the
-/// first Stages - 1 k tiles are issued up front; step 0 of tile kt refills the stage tile kt - 1
-/// used with tile kt + Stages - 1, and before the last step every thread
-/// waits for tile kt + 1 (at most Stages - 2 younger groups in flight) and
-/// passes a barrier, so every warp is done with tile kt - 1's stage before
-/// anyone refills it. Fragments: two buffers, step s + 1's (the next
-/// tile's first, after the last step) loaded before step s's mmas, so the
-/// ldmatrix latency and the barrier hide behind mmas. One commit per tile
-/// keeps the group count uniform.
-Stmt MmaTiler::pipelinedLoop(const Expr &Tiles, bool Wide) {
-  int64_t Steps = S.TileK / mmaShapeK(Shape), St = S.Stages;
-  auto Commit = [&] { return std::make_shared<AsyncCommitNode>(Line); };
-  auto Wait = [&](int64_t P) { return std::make_shared<AsyncWaitNode>(unsigned(P), Line); };
-  std::vector<Stmt> Out;
-  std::string Pro = Names.fresh("s");
-  Out.push_back(
-      unrolled(Pro, St - 1,
-               block({ifThen(lt(var(Pro), Tiles), copyAll(var(Pro), var(Pro), Wide), nullptr, Line),
-                      Commit()}),
-               Line));
-  Out.push_back(Wait(St - 2));
-  Out.push_back(barrier(Line));
-  Out.push_back(ifThen(lt(c(0), Tiles), loadAll(0, c(0), 0), nullptr, Line));
-  std::string Cur = Names.fresh("stage"), Nxt = Names.fresh("next");
-  Expr HasNext = lt(add(var(KT), c(1)), Tiles);
-  std::vector<Stmt> Iter;
-  for (int64_t K = 0; K < Steps; ++K) {
-    if (K == Steps - 1) {
-      Iter.push_back(Wait(St - 2));
-      Iter.push_back(barrier(Line));
-    }
-    if (K + 1 < Steps)
-      Iter.push_back(loadAll((K + 1) % 2, var(Cur), K + 1));
-    else
-      Iter.push_back(ifThen(HasNext, loadAll(0, var(Nxt), 0), nullptr, Line));
-    if (K == 0) {
-      // Async copies go unguarded: past the last tile their zero-fill
-      // tests fail, so they read nothing and fill a stage no one reads
-      // again. Without the branch ptxas issues them among the mmas of
-      // this step, which is faster on the H200 (bench/RESULTS.md). The
-      // ring loop below keeps its branch: there it measured no faster.
-      // A split's block keeps it too: past its last tile is the next
-      // block's.
-      Expr Fill = add(var(KT), c(St - 1));
-      Stmt Copy = copyAll(Fill, imod(Fill, c(St)), Wide);
-      Iter.push_back(Wide && !KFirst ? Copy : ifThen(lt(Fill, Tiles), Copy, nullptr, Line));
-      Iter.push_back(Commit());
-    }
-    Iter.push_back(mmas(c(K % 2)));
-  }
-  Stmt Body =
-      letStmt(Cur, imod(var(KT), c(St)),
-              letStmt(Nxt, imod(add(var(KT), c(1)), c(St)), block(std::move(Iter)), Line), Line);
-  Out.push_back(forLoop(KT, c(0), Tiles, ForKind::Serial, Body, Line));
-  Out.push_back(Wait(0));
-  return block(std::move(Out));
-}
 
 /// The default launch and, where the sizes may give fewer output tiles
 /// than MmaFewTiles (skinny products, small batches), a second launch of
@@ -302,56 +214,6 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
     KFirst = var(KF);
     Tiles = var(KN);
   }
-  int64_t Steps = S.TileK / mmaShapeK(Shape);
-  auto Commit = [&] { return std::make_shared<AsyncCommitNode>(Line); };
-  auto Wait = [&](unsigned Pending) { return std::make_shared<AsyncWaitNode>(Pending, Line); };
-  // One k tile's steps on one fragment buffer, for the forms below.
-  auto Compute = [&](const Expr &Stage) {
-    std::vector<Stmt> Out;
-    for (int64_t K = 0; K < Steps; ++K) {
-      Out.push_back(loadAll(0, Stage, K));
-      Out.push_back(mmas(c(0)));
-    }
-    return block(std::move(Out));
-  };
-  // Unpinned, only the async-copy version double-buffers (MmaSchedule),
-  // and only where every operand's fragments come by ldmatrix and there is
-  // no batch: doubled per-element fragment loads spill (tf32, ptxas -v at
-  // sm_90), and the batched GEMM measured slower (bench/RESULTS.md).
-  bool AutoTwice =
-      N.Batch.empty() && std::all_of(Sides.begin(), Sides.end(),
-                                     [&](const MmaOperandStage &O) { return O.usesLdMatrix(S); });
-  auto Pipelined = [&](bool Wide) {
-    return S.Stages >= 2 && Steps % 2 == 0 && S.DoubleBuffer.value_or(Wide && AutoTwice);
-  };
-  auto KLoop = [&](bool Wide) -> Stmt {
-    if (Pipelined(Wide))
-      return pipelinedLoop(Tiles, Wide);
-    if (S.Stages == 1) {
-      // Synchronous copies into one stage, a barrier on each side.
-      return forLoop(
-          KT, c(0), Tiles, ForKind::Serial,
-          block({copyAll(var(KT), c(0), false), barrier(Line), Compute(c(0)), barrier(Line)}),
-          Line);
-    }
-    // The ring of stages, fragments loaded step by step: wait for tile kt,
-    // a barrier (every warp is done with tile kt - 1's stage), refill that
-    // stage with tile kt + Stages - 1, compute tile kt.
-    std::string St = Names.fresh("s");
-    Expr Next = add(var(KT), c(S.Stages - 1));
-    return block(
-        {unrolled(St, S.Stages - 1,
-                  block({ifThen(lt(var(St), Tiles), copyAll(var(St), var(St), Wide), nullptr, Line),
-                         Commit()}),
-                  Line),
-         forLoop(KT, c(0), Tiles, ForKind::Serial,
-                 block({Wait(static_cast<unsigned>(S.Stages - 2)), barrier(Line),
-                        ifThen(lt(Next, Tiles), copyAll(Next, imod(Next, c(S.Stages)), Wide),
-                               nullptr, Line),
-                        Commit(), Compute(imod(var(KT), c(S.Stages)))}),
-                 Line),
-         Wait(0)});
-  };
   // Two versions of the loop, chosen once per launch: 16-byte async copies
   // where both operands' rows are whole 16-byte chunks and the tensors
   // 16-byte aligned, guarded element copies otherwise. Each version keeps
@@ -361,13 +223,14 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
   for (size_t I = 1; I < Sides.size() && AllAligned; ++I)
     AllAligned = Sides[I].Aligned ? land(AllAligned, Sides[I].Aligned) : nullptr;
   const bool HasWide = S.Stages >= 2 && AllAligned;
+  MmaKLoop KLoop(Names, S, M, TX, Lane, KT, KFirst, Line);
   Stmt Loop;
   if (HasWide) {
     // One after another: the order of the fresh names is fixed.
-    Stmt Wide = KLoop(true);
-    Loop = ifThen(AllAligned, Wide, KLoop(false), Line);
+    Stmt Wide = KLoop.build(Tiles, true);
+    Loop = ifThen(AllAligned, Wide, KLoop.build(Tiles, false), Line);
   } else {
-    Loop = KLoop(false);
+    Loop = KLoop.build(Tiles, false);
   }
   Body.push_back(Loop);
 
@@ -414,7 +277,7 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
   if (!Staged)
     Body.push_back(Epilogue);
   Stmt Launch = Staged ? block(std::move(Body)) : Accumulators(block(std::move(Body)));
-  bool WideTwice = HasWide && Pipelined(true), GeneralTwice = Pipelined(false);
+  bool WideTwice = HasWide && KLoop.pipelined(true), GeneralTwice = KLoop.pipelined(false);
   Expr Bufs = c(WideTwice || GeneralTwice ? 2 : 1);
   for (auto It = Sides.rbegin(); It != Sides.rend(); ++It)
     Launch = allocate(

@@ -41,8 +41,10 @@
 //   own (NAME_wide) where k and the columns are long (MmaLongK).
 // Why here: before tile-contraction, which takes what this pass declines.
 // What it takes is passes/MmaMatch.h's; the operands' staging (tile
-// layout, swizzle, copies, fragment loads) is passes/MmaStaging.h; this
-// pass builds the launch around them.
+// layout, swizzle, copies, fragment loads) is passes/MmaStaging.h; the k
+// loop's forms passes/MmaKLoop.h; the outputs' staging
+// passes/MmaEpilogue.h; the split k loop passes/MmaSplitK.h. This pass
+// builds the launches around them.
 //
 //   for m, n { acc = 0; for k { acc += f32(A[m, k]) * f32(B[k, n]) }; C[m, n] = acc }
 //     ->
