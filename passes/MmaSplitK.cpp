@@ -13,7 +13,6 @@ Expr c(int64_t V) { return intImm(V); }
 Expr minE(Expr A, Expr B) { return binary(BinaryOp::Min, std::move(A), std::move(B)); }
 Expr ceilBy(const Expr &A, const Expr &B) { return idiv(add(A, sub(B, c(1))), B); }
 
-
 Expr outputTiles(const ContractionNest &N, int64_t BlockM, int64_t BlockN) {
   Expr T = mul(ceilDiv(N.Row->Extent, BlockM), ceilDiv(N.Col->Extent, BlockN));
   return N.Batch.empty() ? T : mul(T, flatExtent(N.Batch));
