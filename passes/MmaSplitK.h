@@ -57,7 +57,8 @@ public:
   /// that rule it out).
   static ir::Expr when(const ContractionNest &N, int64_t BlockM, int64_t BlockN, int64_t TileK);
 
-  /// The split of N as tiled; When is the test above (null: always).
+  /// The split of N, its count from BlockM x BlockN tiles as when()'s
+  /// (siblings' blocks may be narrower); When is that test (null: always).
   MmaSplitK(const ContractionNest &N, int64_t BlockM, int64_t BlockN, int64_t TileK,
             ir::Expr When, NameTable &Names);
 

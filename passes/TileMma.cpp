@@ -206,7 +206,8 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
   KFirst = nullptr;
   if (Split) {
     std::optional<int64_t> Always = asConstInt(SplitWhen);
-    SplitK.emplace(N, S.BlockM, S.BlockN, S.TileK, Always ? nullptr : SplitWhen, Names);
+    SplitK.emplace(N, MmaSmallBlock[0], MmaSmallBlock[1], S.TileK, Always ? nullptr : SplitWhen,
+                   Names);
     SplitV = Names.fresh("split");
     KP = Names.fresh("kper");
     KF = Names.fresh("kfirst");
