@@ -6,9 +6,9 @@ is checked on shapes the suite does not hold (skinny, wide, MLP-sized).
     python3 bench/schedule_sweep.py [--base KEY=VALUE,...] [--new KEY=VALUE,...]
         [--arch sm_90] [--out DIR] [--quick]
 
-Each suite kernel (bench/suite: gemm_f16 over 16 shapes, gemm_bf16, gemm_tf32,
-gemm_i8, bgemm_f16 over 4, gemm_bias_gelu, gated_mlp) is compiled twice by the tdsl
-package, with the knobs of --base and of --new pinned (default: base
+Each suite kernel (bench/suite: gemm_f16 over 20 shapes, gemm_bf16, gemm_tf32,
+gemm_i8, bgemm_f16 over 4, gemm_bias_gelu, gated_mlp at T = 4096 and 16) is
+compiled twice by the tdsl package, with the knobs of --base and of --new pinned (default: base
 double_buffer=off, new none: tdslc's own choice), and called on the same
 torch tensors as the peer. Times are medians of 5 runs of 20 back-to-back
 launches (CUDA events); each row gives peer ms / tdslc ms for both and their
@@ -31,7 +31,9 @@ except ImportError:
 GEMM_SHAPES = [(1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192),
                (4095, 4097, 1023), (128, 4096, 4096), (16, 4096, 4096), (512, 4096, 4096),
                (4096, 11008, 4096), (4096, 4096, 11008), (8192, 1024, 8192), (2048, 8192, 2048),
-               (1536, 1536, 1536), (8192, 8192, 64), (4096, 4096, 128), (4096, 3072, 768)]
+               (1536, 1536, 1536), (8192, 8192, 64), (4096, 4096, 128), (4096, 3072, 768),
+               # Few output tiles and a long k loop (split_k): a decoder's token, long k.
+               (1, 4096, 4096), (16, 4096, 11008), (256, 256, 16384), (128, 128, 65536)]
 # Batch x M x N x K: attention-sized products (short k, many heads) and square batches.
 BGEMM_SHAPES = [(16, 1024, 1024, 1024), (96, 512, 512, 64), (96, 512, 64, 512), (4, 4096, 4096, 128)]
 
@@ -90,8 +92,9 @@ def cases(quick):
     yield ("gemm_bias_gelu", (rand(4096, 4096), rand(4096, 4096), rand(4096, dtype=torch.float32)),
            lambda a, b, bias: F.gelu(a.float() @ b.float() + bias).half(), "4096^3")
     # Weights scaled by 1/sqrt(D): with unit ones, silu(g) * u passes f16's range in the peer.
-    yield ("gated_mlp", (rand(4096, 4096), rand(4096, 11008) / 64, rand(4096, 11008) / 64),
-           lambda x, g, u: F.silu(x @ g) * (x @ u), "T4096 D4096 F11008")
+    for t in (4096, 16):
+        yield ("gated_mlp", (rand(t, 4096), rand(4096, 11008) / 64, rand(4096, 11008) / 64),
+               lambda x, g, u: F.silu(x @ g) * (x @ u), f"T{t} D4096 F11008")
 
 
 def sweep_parser(base, out, quick):
