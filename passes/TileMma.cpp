@@ -45,10 +45,8 @@ private:
   /// splits the k loop, and SplitWhen, its test (null: never).
   bool Small = false, Split = false, Wide = false;
   Expr Few, SplitWhen, WideWhen;
-  /// The split being built: its partials and second launch; the block's
-  /// first k tile.
+  /// The split being built: its partials and second launch.
   std::optional<MmaSplitK> SplitK;
-  Expr KFirst;
 
   Stmt tile(const Stmt &Nest);
 
@@ -203,7 +201,7 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
   Expr Tiles = ceilDiv(N.Red->Extent, S.TileK);
   // A split's block walks its own run of k tiles.
   std::string SplitV, KP, KF, KN;
-  KFirst = nullptr;
+  Expr KFirst; // the block's first k tile (null: 0)
   if (Split) {
     std::optional<int64_t> Always = asConstInt(SplitWhen);
     SplitK.emplace(N, MmaSmallBlock[0], MmaSmallBlock[1], S.TileK, Always ? nullptr : SplitWhen,
