@@ -42,13 +42,18 @@ private:
   /// The variant being built: Small for the launch of few output tiles,
   /// and Few, the test on sizes under which that one runs (null: no
   /// second launch, tile's own grid unguarded); Split for the launch that
-  /// splits the k loop, and SplitWhen, its test (null: never).
-  bool Small = false, Split = false, Wide = false;
-  Expr Few, SplitWhen, WideWhen;
+  /// splits the k loop, and SplitWhen, its test (null: never); Wide and
+  /// Large for the launches of a batched nest's long k loops and of many
+  /// output tiles, with their tests (null: no such launch).
+  bool Small = false, Split = false, Wide = false, Large = false;
+  Expr Few, SplitWhen, WideWhen, LargeWhen;
   /// The split being built: its partials and second launch.
   std::optional<MmaSplitK> SplitK;
 
   Stmt tile(const Stmt &Nest);
+  /// The small and split launches' tiles: MmaSmallBlock blocks of warps
+  /// at most MmaSmallWarp, then narrowed for siblings as fitWarpTile does.
+  void fitSmall(MmaSchedule &Sm) const;
 
   bool decline(const Stmt &Nest, const std::string &Why) {
     return declineMma(PassName, S.Mode == TensorCores::On, Nest, Why);
@@ -64,8 +69,8 @@ private:
 /// others' sizes. Not when the block or warp tile is pinned; only the
 /// launches that can run when the sizes are constants.
 std::vector<LaunchVariant> MmaTiler::variants(const Stmt &Nest, std::vector<Knob> &) {
-  Small = Split = Wide = false;
-  Few = SplitWhen = WideWhen = nullptr;
+  Small = Split = Wide = Large = false;
+  Few = SplitWhen = WideWhen = LargeWhen = nullptr;
   Stmt Main = tile(Nest);
   if (Main == Nest)
     return {};
@@ -80,6 +85,12 @@ std::vector<LaunchVariant> MmaTiler::variants(const Stmt &Nest, std::vector<Knob
       Stmt W = tile(Nest);
       Wide = false;
       Out.push_back({"wide", W});
+    }
+    if (LargeWhen) {
+      Large = true;
+      Stmt L = tile(Nest);
+      Large = false;
+      Out.push_back({"large", L});
     }
   }
   if (FewKnown && !*FewKnown)
@@ -105,6 +116,14 @@ std::vector<LaunchVariant> MmaTiler::variants(const Stmt &Nest, std::vector<Knob
     SplitK.reset();
   }
   return Out;
+}
+
+void MmaTiler::fitSmall(MmaSchedule &Sm) const {
+  Sm.BlockM = MmaSmallBlock[0];
+  Sm.BlockN = MmaSmallBlock[1];
+  Sm.WarpM = std::min(Sm.WarpM, MmaSmallWarp[0]);
+  Sm.WarpN = std::min(Sm.WarpN, MmaSmallWarp[1]);
+  fitWarpTile(F, M, Sm, false);
 }
 
 Stmt MmaTiler::tile(const Stmt &Nest) {
@@ -139,13 +158,27 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
     else
       WideWhen = W;
   }
-  if (Small || Split) {
-    S.BlockM = MmaSmallBlock[0];
-    S.BlockN = MmaSmallBlock[1];
-    S.WarpM = std::min(S.WarpM, MmaSmallWarp[0]);
-    S.WarpN = std::min(S.WarpN, MmaSmallWarp[1]);
+  // A plain product of 16-bit operands with many output tiles: the large
+  // block; where the sizes are open, in a launch of its own. tf32 and i8
+  // products ran slower with it on the H200 (bench/RESULTS.md).
+  bool LargeBlock = Large;
+  if (!Small && !Split && !Large && !OneLaunch && N.Batch.empty() && N.Accs.size() == 1 &&
+      dtypeBytes(Sides[0].Op->Type) == 2) {
+    Expr L = simplifyExpr(le(c(MmaLargeTiles), mul(ceilDiv(N.Row->Extent, MmaLargeBlock[0]),
+                                                   ceilDiv(N.Col->Extent, MmaLargeBlock[1]))));
+    if (std::optional<int64_t> Known = asConstInt(L))
+      LargeBlock = *Known;
+    else
+      LargeWhen = L;
   }
-  fitWarpTile(F, M, S, LongK);
+  if (LargeBlock) {
+    S.BlockM = MmaLargeBlock[0];
+    S.BlockN = MmaLargeBlock[1];
+  }
+  if (Small || Split)
+    fitSmall(S);
+  else
+    fitWarpTile(F, M, S, LongK);
   // The shared tiles must fit the target (siblings stage more than two):
   // fewer stages unless pinned, else the nest is left to the passes after.
   auto TileBytes = [&] {
@@ -204,8 +237,7 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
   Expr KFirst; // the block's first k tile (null: 0)
   if (Split) {
     std::optional<int64_t> Always = asConstInt(SplitWhen);
-    SplitK.emplace(N, MmaSmallBlock[0], MmaSmallBlock[1], S.TileK, Always ? nullptr : SplitWhen,
-                   Names);
+    SplitK.emplace(N, S.BlockM, S.BlockN, S.TileK, Always ? nullptr : SplitWhen, Names);
     SplitV = Names.fresh("split");
     KP = Names.fresh("kper");
     KF = Names.fresh("kfirst");
@@ -380,20 +412,34 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
                std::to_string(S.BlockN) + ", warp tile " + std::to_string(S.WarpM) + "x" +
                std::to_string(S.WarpN) + ", " + std::to_string(S.Stages) + " stages");
   } else {
-    if (!OneLaunch) {
+    if (Large)
+      Grid = gridWhen(Grid, LargeWhen, true);
+    if (!OneLaunch && !Large) {
       Expr Tiles = N.Batch.empty() ? Grid : mul(Grid, flatExtent(N.Batch));
       Few = simplifyExpr(lt(Tiles, c(MmaFewTiles)));
       if (!asConstInt(Few))
         Grid = gridWhen(Grid, Few, false);
       Grid = gridWhen(Grid, WideWhen, Wide);
+      Grid = gridWhen(Grid, LargeWhen, false);
+      // The split's test counts the split launch's own blocks.
+      MmaSchedule Sm = mmaSchedule(F, dtypeBytes(Sides[0].Op->Type));
+      fitSmall(Sm);
       if (S.SplitK)
-        SplitWhen = MmaSplitK::when(N, MmaSmallBlock[0], MmaSmallBlock[1], S.TileK);
+        SplitWhen = MmaSplitK::when(N, Sm.BlockM, Sm.BlockN, S.TileK);
     }
     std::string Tiles = "block tile " + std::to_string(S.BlockM) + "x" +
                         std::to_string(S.BlockN) + ", warp tile " + std::to_string(S.WarpM) +
                         "x" + std::to_string(S.WarpN) + ", k tile " + std::to_string(S.TileK) +
                         ", " + std::to_string(S.Stages) + " stages";
-    if (Wide) {
+    if (LargeBlock)
+      Note += "; the large block: the sizes give " + std::to_string(MmaLargeTiles) +
+              " output tiles of it or more, which fill the SMs several times";
+    if (Large) {
+      remark(PassName, Line,
+             "where the sizes give " + std::to_string(MmaLargeTiles) + " output tiles of " +
+                 std::to_string(MmaLargeBlock[0]) + "x" + std::to_string(MmaLargeBlock[1]) +
+                 " or more, a launch of larger blocks: " + Tiles);
+    } else if (Wide) {
       Note += "; the launch for k of " + std::to_string(MmaLongK) + " or more and " +
               std::to_string(MmaLongCols) + " columns or more, whose long k loop four warps hide";
       remark(PassName, Line,

@@ -38,7 +38,8 @@
 //   fewer still with a long k loop, two more split the k loop over blocks
 //   (NAME_split, NAME_split_sum; passes/MmaSplitK.h, split_k). A batched
 //   nest's default block takes 64x32 warps, and 64x64 in a launch of its
-//   own (NAME_wide) where k and the columns are long (MmaLongK).
+//   own (NAME_wide) where k and the columns are long (MmaLongK). Sizes of
+//   many output tiles take MmaLargeBlock blocks (NAME_large where open).
 // Why here: before tile-contraction, which takes what this pass declines.
 // What it takes is passes/MmaMatch.h's; the operands' staging (tile
 // layout, swizzle, copies, fragment loads) is passes/MmaStaging.h; the k
@@ -73,6 +74,15 @@ constexpr int64_t MmaFewTiles = 128;
 /// That launch's block and warp tiles.
 constexpr int64_t MmaSmallBlock[2] = {64, 64};
 constexpr int64_t MmaSmallWarp[2] = {32, 32};
+/// Sizes that give at least MmaLargeTiles tiles of MmaLargeBlock (about
+/// three waves of an H200's SMs, one such block each) take that block: the
+/// same 64x64 warps, twice as many a block, so each k tile's copies serve
+/// twice the mmas and the operands' traffic per mma falls by a quarter;
+/// with that many blocks the last wave idles little. A plain (one
+/// accumulator, unbatched) product of 16-bit operands; where the sizes are
+/// open, a launch of its own (NAME_large).
+constexpr int64_t MmaLargeTiles = 384;
+constexpr int64_t MmaLargeBlock[2] = {256, 128};
 /// A batched nest's k loop and columns from which its warps take 64x64
 /// (passes/MmaMatch.h, fitWarpTile): a launch of its own where the sizes
 /// are open.
