@@ -57,7 +57,7 @@ private:
 
 } // namespace
 
-bool MmaEpilogue::plan(NameTable &Names, int64_t TileBytes) {
+bool MmaEpilogue::plan(NameTable &Names, int64_t TileBytes, int64_t Resident) {
   if (S.StageEpilogue == false) {
     Why = "stage_epilogue = off";
     return false;
@@ -97,7 +97,7 @@ bool MmaEpilogue::plan(NameTable &Names, int64_t TileBytes) {
   int64_t Need = 0;
   for (const Output &O : Found)
     Need += S.BlockM * (S.BlockN + pad(O.Type)) * dtypeBytes(O.Type);
-  int64_t Allowed = std::max(TileBytes, F.MaxSharedBytes / 2);
+  int64_t Allowed = std::max(TileBytes, F.MaxSharedBytes / Resident);
   if (Need > Allowed) {
     Why = "the output tiles would need " + std::to_string(Need) + " bytes of shared memory (" +
           std::to_string(Allowed) + " allowed)";

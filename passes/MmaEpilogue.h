@@ -37,10 +37,11 @@ public:
   /// Whether the outputs go through shared tiles: unless stage_epilogue =
   /// off, when every store of the epilogue, none under an if, writes a global tensor at
   /// exactly [batch..., m, n], each tensor once and none read back, and
-  /// the tiles take no more than the operand tiles' TileBytes or half the
-  /// target's shared memory (two blocks per SM stay possible). Names the
+  /// the tiles take no more than the operand tiles' TileBytes or the
+  /// target's shared memory over Resident, the blocks an SM is meant to
+  /// hold (two for the default block: both stay possible). Names the
   /// tiles; why not is in why().
-  bool plan(NameTable &Names, int64_t TileBytes);
+  bool plan(NameTable &Names, int64_t TileBytes, int64_t Resident);
   const std::string &why() const { return Why; }
 
   /// Epi (one accumulator element's epilogue) with its stores going to

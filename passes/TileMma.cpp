@@ -269,7 +269,10 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
   //    column 2 t + (e & 1)), for the outputs inside the tensor: stored
   //    from the fragments, or to shared tiles copied out after.
   MmaEpilogue Staging(F, N, S);
-  const bool Staged = !Split && Staging.plan(Names, TileBytes());
+  // The large block's eight warps of accumulators hold an SM alone, so
+  // its output tiles may take all the shared memory; other blocks leave
+  // room for two.
+  const bool Staged = !Split && Staging.plan(Names, TileBytes(), LargeBlock ? 1 : 2);
   const MmaOperandStage &ColSide = Sides[Products[0].B];
   Stmt Epilogue;
   {
