@@ -5,6 +5,7 @@
 #include "ir/Simplify.h"
 #include "passes/MmaEpilogue.h"
 #include "passes/MmaKLoop.h"
+#include "passes/MmaLineReads.h"
 #include "passes/MmaMatch.h"
 #include "passes/MmaSplitK.h"
 #include "passes/MmaStaging.h"
@@ -277,6 +278,13 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
   Stmt Epilogue;
   {
     Stmt Out = withAccumulatorsAt(N, N.Epilogue, {var(I), var(J), var(E)});
+    // Reads along one side of the outputs (bias[n]): once per column or
+    // row a lane holds (passes/MmaLineReads.h).
+    std::optional<MmaLineReads> Lines;
+    if (!Split && Frag.C == 4) {
+      Lines.emplace(F, N, Out, S.WarpM / 16, S.WarpN / 8, Names);
+      Out = Lines->rewrite(Out, var(I), var(J), var(E));
+    }
     auto [Row, Col] = fragmentPosExpr(Shape, MmaOperand::C, var(Lane), var(E));
     Expr InM = add(mul(var(I), c(16)), Row), InN = add(mul(var(J), c(8)), Col);
     Expr GM = add(add(Sides[0].BlockOffset, Sides[0].WarpOffset), InM);
@@ -293,6 +301,8 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
     if (Staged)
       Epilogue = Staging.build(Names, Epilogue, TX, Sides[0].BlockOffset, ColSide.BlockOffset,
                                Line);
+    if (Lines && !Lines->empty())
+      Epilogue = Lines->wrap(Epilogue, GM, GN, I, J, E, Line);
   }
 
   // 9. Storage: the accumulator fragments, each side's fragments and tile.
