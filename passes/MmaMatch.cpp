@@ -168,6 +168,39 @@ std::string fragmentNote(const std::vector<MmaOperandStage> &Sides, size_t A, si
          " by one shared load per element (ldmatrix.trans moves only 16-bit elements)";
 }
 
+std::string mmaLaunchNote(const MmaContraction &M, const MmaSchedule &S, bool WideTwice,
+                          bool GeneralTwice) {
+  const ContractionNest &N = M.N;
+  std::string Ways = fragmentNote(M.Sides, M.Products[0].A, M.Products[0].B, S);
+  std::string Note =
+      "[tile-mma] tensor cores (mma.sync " + mmaShapeName(M.Shape).str() + ", " +
+      dtypeName(M.FragType).str() + " in, " + dtypeName(N.acc().Type).str() +
+      " accumulators): block tile " + std::to_string(S.BlockM) + "x" + std::to_string(S.BlockN) +
+      ", " + std::to_string(S.threads() / 32) + " warps of " + std::to_string(S.WarpM) + "x" +
+      std::to_string(S.WarpN) + " (" + std::to_string(S.WarpM / 16) + "x" +
+      std::to_string(S.WarpN / 8) + " mma tiles each), k tile " + std::to_string(S.TileK) +
+      (S.Stages > 1
+           ? " through " + std::to_string(S.Stages) + " shared stages filled by cp.async (" +
+                 std::to_string(S.Stages - 1) + " k tiles in flight)"
+           : " copied synchronously into one shared stage") +
+      Ways + (M.FragType == DType::TF32 ? ", rounded to tf32" : "") +
+      (S.Grouped ? "; output tiles in groups of 8 tile rows, for L2 reuse" : "") +
+      (WideTwice || GeneralTwice
+           ? std::string(GeneralTwice ? "; " : "; where the copies are cp.async, ") +
+                 "each k step's fragments load during the step before"
+           : "");
+  if (const size_t Accs = N.Accs.size(); Accs > 1) {
+    std::string AccNames, Staged;
+    for (const ContractionAcc &A : N.Accs)
+      AccNames += (AccNames.empty() ? "" : ", ") + A.Name;
+    for (const MmaOperandStage &O : M.Sides)
+      Staged += (Staged.empty() ? "" : ", ") + static_cast<const LoadNode &>(*O.Op->Load).Buffer;
+    Note += "; " + std::to_string(Accs) + " sibling accumulators (" + AccNames +
+            ") per warp, so each operand (" + Staged + ") is staged once for all of them";
+  }
+  return Note;
+}
+
 void fitWarpTile(const Func &F, const MmaContraction &M, MmaSchedule &S, bool LongK) {
   // A batched nest of attention's shapes (k or n of 64 to 256) ran 2-14%
   // faster on the H200 with eight 64x32 warps than with four 64x64 ones,

@@ -67,6 +67,13 @@ void fitWarpTile(const ir::Func &F, const MmaContraction &M, MmaSchedule &S, boo
 std::string fragmentNote(const std::vector<MmaOperandStage> &Sides, size_t A, size_t B,
                          const MmaSchedule &S);
 
+/// tile-mma's note on a launch of M under S: the mma and its types, the
+/// block, warp and k tiles, the stages, how fragments load, the block
+/// order, fragments a k step ahead (WideTwice: in the cp.async version;
+/// GeneralTwice: in both), and the siblings' operands staged once.
+std::string mmaLaunchNote(const MmaContraction &M, const MmaSchedule &S, bool WideTwice,
+                          bool GeneralTwice);
+
 } // namespace tdsl
 
 #endif // TDSL_PASSES_MMAMATCH_H

@@ -208,4 +208,24 @@ Stmt MmaOperandStage::loadFragments(NameTable &Names, const MmaSchedule &S, cons
   return unrolled(T, IsA ? Tiles : Tiles / 2, Ld, Line);
 }
 
+Stmt bindTileOrder(NameTable &Names, bool Grouped, const Expr &RowsT, const Expr &ColsT,
+                   const std::string &PID, const std::string &TM, const std::string &TN,
+                   Stmt Inner, unsigned Line) {
+  if (!Grouped)
+    return letStmt(TM, idiv(var(PID), ColsT), letStmt(TN, imod(var(PID), ColsT), Inner, Line),
+                   Line);
+  std::string Grp = Names.fresh("group"), First = Names.fresh("first"), Size = Names.fresh("size");
+  Expr PerGroup = mul(cInt(8), ColsT);
+  return letStmt(
+      Grp, idiv(var(PID), PerGroup),
+      letStmt(First, mul(var(Grp), cInt(8)),
+              letStmt(Size, binary(BinaryOp::Min, sub(RowsT, var(First)), cInt(8)),
+                      letStmt(TM, add(var(First), imod(var(PID), var(Size))),
+                              letStmt(TN, idiv(imod(var(PID), PerGroup), var(Size)), Inner, Line),
+                              Line),
+                      Line),
+              Line),
+      Line);
+}
+
 } // namespace tdsl

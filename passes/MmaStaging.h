@@ -58,6 +58,13 @@ struct MmaOperandStage {
                          unsigned Line) const;
 };
 
+/// Inner with block PID's output tile (TM, TN) of RowsT x ColsT bound: row
+/// by row, or (Grouped) in groups of 8 tile rows, so that consecutive
+/// blocks share B's k tiles in L2, and A's across the group.
+ir::Stmt bindTileOrder(NameTable &Names, bool Grouped, const ir::Expr &RowsT,
+                       const ir::Expr &ColsT, const std::string &PID, const std::string &TM,
+                       const std::string &TN, ir::Stmt Inner, unsigned Line);
+
 /// A loop over a warp's tiles or a thread's copies: constant and small, so
 /// the unroll pass unrolls it fully (from -O2) and fragment indices become
 /// constants, which keeps the fragments in registers.

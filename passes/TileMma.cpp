@@ -66,9 +66,12 @@ private:
 /// MmaSmallBlock tiles for those sizes: with few tiles most SMs would sit
 /// idle. Where even those tiles are few and the k loop long, a third
 /// launch splits each tile's k loop over blocks, and a fourth adds their
-/// partials (passes/MmaSplitK.h). Each launch's grid is empty for the
-/// others' sizes. Not when the block or warp tile is pinned; only the
-/// launches that can run when the sizes are constants.
+/// partials (passes/MmaSplitK.h). Where they may give many tiles of
+/// MmaLargeBlock (a plain product of 16-bit operands), a launch of those
+/// blocks; where a batched nest's k loop and columns are long, one of
+/// 64x64 warps. Each launch's grid is empty for the others' sizes. Not
+/// when the block or warp tile is pinned; only the launches that can run
+/// when the sizes are constants.
 std::vector<LaunchVariant> MmaTiler::variants(const Stmt &Nest, std::vector<Knob> &) {
   Small = Split = Wide = Large = false;
   Few = SplitWhen = WideWhen = LargeWhen = nullptr;
@@ -342,30 +345,12 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
   if (Staged)
     Launch = Accumulators(block({Launch, Epilogue}));
 
-  // 10. Coordinates: lane and warp; the output tile (tm, tn) of block pid,
-  //    row by row or in groups of 8 tile rows (consecutive blocks then
-  //    share B's k tiles in L2, and A's across the group); the batch.
+  // 10. Coordinates: lane and warp; the output tile (tm, tn) of block pid
+  //    (bindTileOrder); the batch.
   Launch =
       letStmt(Lane, imod(var(TX), c(32)), letStmt(Warp, idiv(var(TX), c(32)), Launch, Line), Line);
   Expr RowsT = ceilDiv(N.Row->Extent, S.BlockM), ColsT = ceilDiv(N.Col->Extent, S.BlockN);
-  if (S.Grouped) {
-    std::string Grp = Names.fresh("group"), First = Names.fresh("first"),
-                Size = Names.fresh("size");
-    Expr PerGroup = mul(c(8), ColsT);
-    Launch = letStmt(Grp, idiv(var(PID), PerGroup),
-                     letStmt(First, mul(var(Grp), c(8)),
-                             letStmt(Size, binary(BinaryOp::Min, sub(RowsT, var(First)), c(8)),
-                                     letStmt(TM, add(var(First), imod(var(PID), var(Size))),
-                                             letStmt(TN, idiv(imod(var(PID), PerGroup), var(Size)),
-                                                     Launch, Line),
-                                             Line),
-                                     Line),
-                             Line),
-                     Line);
-  } else {
-    Launch =
-        letStmt(TM, idiv(var(PID), ColsT), letStmt(TN, imod(var(PID), ColsT), Launch, Line), Line);
-  }
+  Launch = bindTileOrder(Names, S.Grouped, RowsT, ColsT, PID, TM, TN, Launch, Line);
   // A split's run of k tiles, computed before any accumulator is live.
   if (Split)
     Launch = letStmt(KP, SplitK->tilesPerSplit(),
@@ -373,33 +358,7 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
                              letStmt(KN, SplitK->tilesFrom(var(KF), var(KP)), Launch, Line), Line),
                      Line);
   Launch = bindFlatIndex(N.Batch, var(BZ), Launch);
-  std::string Ways = fragmentNote(Sides, Products[0].A, Products[0].B, S);
-  std::string Note =
-      "[tile-mma] tensor cores (mma.sync " + mmaShapeName(Shape).str() + ", " +
-      dtypeName(FragType).str() + " in, " + dtypeName(N.acc().Type).str() +
-      " accumulators): block tile " + std::to_string(S.BlockM) + "x" + std::to_string(S.BlockN) +
-      ", " + std::to_string(S.threads() / 32) + " warps of " + std::to_string(S.WarpM) + "x" +
-      std::to_string(S.WarpN) + " (" + std::to_string(S.WarpM / 16) + "x" +
-      std::to_string(S.WarpN / 8) + " mma tiles each), k tile " + std::to_string(S.TileK) +
-      (S.Stages > 1
-           ? " through " + std::to_string(S.Stages) + " shared stages filled by cp.async (" +
-                 std::to_string(S.Stages - 1) + " k tiles in flight)"
-           : " copied synchronously into one shared stage") +
-      Ways + (FragType == DType::TF32 ? ", rounded to tf32" : "") +
-      (S.Grouped ? "; output tiles in groups of 8 tile rows, for L2 reuse" : "") +
-      (WideTwice || GeneralTwice
-           ? std::string(GeneralTwice ? "; " : "; where the copies are cp.async, ") +
-                 "each k step's fragments load during the step before"
-           : "");
-  if (const size_t Accs = N.Accs.size(); Accs > 1) {
-    std::string AccNames, Staged;
-    for (const ContractionAcc &A : N.Accs)
-      AccNames += (AccNames.empty() ? "" : ", ") + A.Name;
-    for (const MmaOperandStage &O : Sides)
-      Staged += (Staged.empty() ? "" : ", ") + static_cast<const LoadNode &>(*O.Op->Load).Buffer;
-    Note += "; " + std::to_string(Accs) + " sibling accumulators (" + AccNames +
-            ") per warp, so each operand (" + Staged + ") is staged once for all of them";
-  }
+  std::string Note = mmaLaunchNote(M, S, WideTwice, GeneralTwice);
   // The grid: every output tile, or none where another launch runs.
   Expr Grid = mul(RowsT, ColsT);
   auto Open = [](const Expr &When) { return asConstInt(When) ? nullptr : When; };
