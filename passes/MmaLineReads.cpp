@@ -45,6 +45,19 @@ public:
   }
   using IRVisitor::visit;
 
+protected:
+  // Only what every element evaluates: not under an if, not a select's
+  // arms, not the right of a short-circuit operator.
+  void visitIf(const IfNode &N) override { visit(N.Cond); }
+  void visitSelect(const SelectNode &N) override { visit(N.Cond); }
+  void visitBinary(const BinaryNode &N) override {
+    if (N.Op == BinaryOp::And || N.Op == BinaryOp::Or) {
+      visit(N.A);
+      return;
+    }
+    IRVisitor::visitBinary(N);
+  }
+
 private:
   const Func &F;
 };

@@ -27,8 +27,9 @@
 
 namespace tdsl {
 
-/// At most this many reads are loaded ahead (16 registers each at a 64x64
-/// warp tile, live beside the accumulators); further ones stay per element.
+/// At most this many reads are loaded ahead (at a 64x64 warp tile, 16
+/// registers for a column's, 8 for a row's, live beside the accumulators);
+/// further ones stay per element.
 constexpr size_t MmaMaxLineReads = 4;
 
 class MmaLineReads {
@@ -36,7 +37,9 @@ public:
   /// Finds in Epi (one element's epilogue, inside the lets of N's row and
   /// column variables) the reads of input tensors whose indices use the
   /// column variable and not the row's, or the reverse, and otherwise only
-  /// batch variables and sizes; names a register array for each.
+  /// batch variables and sizes; names a register array for each. Reads
+  /// under an if, a select's arm or the right of && and || are left alone:
+  /// loaded ahead they would run where the epilogue does not read them.
   MmaLineReads(const ir::Func &F, const ContractionNest &N, const ir::Stmt &Epi,
                int64_t TilesM, int64_t TilesN, NameTable &Names);
   bool empty() const { return Reads.empty(); }

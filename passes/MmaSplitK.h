@@ -13,7 +13,8 @@
 // block's only by the reassociation of +, exact where the terms are
 // (--exact-inputs). Not a pass: a piece tile-mma builds its launches from.
 //
-// With T output tiles of MmaSmallBlock (the batch counted) and KT k tiles:
+// With T output tiles of the split launch's block (MmaSmallBlock, narrowed
+// for siblings; the batch counted) and KT k tiles:
 //   Count = min(MmaSplitMax, KT / MmaSplitMinKTiles,
 //               ceil(MmaSplitTargetBlocks / T)),
 // so that each block has at least MmaSplitMinKTiles k tiles to pipeline;
@@ -57,8 +58,8 @@ public:
   /// that rule it out).
   static ir::Expr when(const ContractionNest &N, int64_t BlockM, int64_t BlockN, int64_t TileK);
 
-  /// The split of N, its count from BlockM x BlockN tiles as when()'s
-  /// (siblings' blocks may be narrower); When is that test (null: always).
+  /// The split of N, its count from BlockM x BlockN tiles, the split
+  /// launch's own blocks, as when()'s; When is that test (null: always).
   MmaSplitK(const ContractionNest &N, int64_t BlockM, int64_t BlockN, int64_t TileK,
             ir::Expr When, NameTable &Names);
 

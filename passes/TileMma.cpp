@@ -94,6 +94,10 @@ std::vector<LaunchVariant> MmaTiler::variants(const Stmt &Nest, std::vector<Knob
       Large = true;
       Stmt L = tile(Nest);
       Large = false;
+      // Main's grid leaves these sizes to it: if it cannot be built (its
+      // tiles were checked to fit), the nest goes to the passes after.
+      if (L == Nest)
+        return {};
       Out.push_back({"large", L});
     }
   }
@@ -165,9 +169,17 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
   // A plain product of 16-bit operands with many output tiles: the large
   // block; where the sizes are open, in a launch of its own. tf32 and i8
   // products ran slower with it on the H200 (bench/RESULTS.md).
+  // Its shared tiles must fit at the schedule's stages (stages or k_tile
+  // pinned may pass the target where the default block's do not).
+  auto LargeFits = [&] {
+    int64_t B = 0;
+    for (const MmaOperandStage &O : Sides)
+      B += S.Stages * S.TileK * MmaLargeBlock[O.IsA ? 0 : 1] * dtypeBytes(O.Op->Type);
+    return B <= F.MaxSharedBytes;
+  };
   bool LargeBlock = Large;
   if (!Small && !Split && !Large && !OneLaunch && N.Batch.empty() && N.Accs.size() == 1 &&
-      dtypeBytes(Sides[0].Op->Type) == 2) {
+      dtypeBytes(Sides[0].Op->Type) == 2 && LargeFits()) {
     Expr L = simplifyExpr(le(c(MmaLargeTiles), mul(ceilDiv(N.Row->Extent, MmaLargeBlock[0]),
                                                    ceilDiv(N.Col->Extent, MmaLargeBlock[1]))));
     if (std::optional<int64_t> Known = asConstInt(L))
@@ -369,8 +381,8 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
             "partials that the next launch adds";
     remark(PassName, Line,
            "where the sizes give fewer than " + std::to_string(MmaSplitMaxTiles) +
-               " output tiles of " + std::to_string(MmaSmallBlock[0]) + "x" +
-               std::to_string(MmaSmallBlock[1]) + " and " + std::to_string(2 * MmaSplitMinKTiles) +
+               " output tiles of " + std::to_string(S.BlockM) + "x" + std::to_string(S.BlockN) +
+               " and " + std::to_string(2 * MmaSplitMinKTiles) +
                " k tiles or more, and the partials cost little beside the operands, the k loop " +
                "split over blocks: a launch of partials, then a launch that adds them");
   } else if (Small) {

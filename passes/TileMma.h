@@ -44,7 +44,8 @@
 // What it takes is passes/MmaMatch.h's; the operands' staging (tile
 // layout, swizzle, copies, fragment loads) is passes/MmaStaging.h; the k
 // loop's forms passes/MmaKLoop.h; the outputs' staging
-// passes/MmaEpilogue.h; the split k loop passes/MmaSplitK.h. This pass
+// passes/MmaEpilogue.h; the epilogue's reads along one side
+// passes/MmaLineReads.h; the split k loop passes/MmaSplitK.h. This pass
 // builds the launches around them.
 //
 //   for m, n { acc = 0; for k { acc += f32(A[m, k]) * f32(B[k, n]) }; C[m, n] = acc }
@@ -57,7 +58,8 @@
 //       C[m, n] = acc[i, j, e] (m < M && n < N) } } } }
 //
 // Test: test/passes/tile-mma.tir, test/passes/tile-mma-cuda.test,
-//   test/passes/tile-mma-split.test
+//   test/passes/tile-mma-split.test, test/passes/tile-mma-large.test,
+//   test/passes/tile-mma-epilogue.test
 //
 //===----------------------------------------------------------------------===//
 #ifndef TDSL_PASSES_TILEMMA_H
@@ -83,6 +85,9 @@ constexpr int64_t MmaSmallWarp[2] = {32, 32};
 /// open, a launch of its own (NAME_large).
 constexpr int64_t MmaLargeTiles = 384;
 constexpr int64_t MmaLargeBlock[2] = {256, 128};
+// The launches' grids are disjoint only if sizes of that many large tiles
+// never give fewer than MmaFewTiles default ones.
+static_assert(MmaLargeTiles >= MmaFewTiles && MmaLargeBlock[0] >= 128 && MmaLargeBlock[1] >= 128);
 /// A batched nest's k loop and columns from which its warps take 64x64
 /// (passes/MmaMatch.h, fitWarpTile): a launch of its own where the sizes
 /// are open.
