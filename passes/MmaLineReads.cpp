@@ -131,8 +131,7 @@ Stmt MmaLineReads::wrap(Stmt Perform, const Expr &GM, const Expr &GN, const std:
     // two rows of tile I, elements 0 and 2.
     const std::string &Tile = R.Col ? J : I;
     const ForNode &Side = R.Col ? *N.Col : *N.Row;
-    Expr At = R.Col ? GN : GM;
-    At = substitute(At, E, R.Col ? var(E) : mul(var(E), c(2)));
+    Expr At = R.Col ? GN : substitute(GM, E, mul(var(E), c(2)));
     Stmt Fill = store(R.Array, {var(Tile), var(E)}, R.Load, Line);
     Fill = ifThen(lt(At, Side.Extent), letStmt(Side.Var, fromMin(Side.Min, At), Fill, Line),
                   nullptr, Line);

@@ -171,15 +171,16 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
   // products ran slower with it on the H200 (bench/RESULTS.md).
   // Its shared tiles must fit at the schedule's stages (stages or k_tile
   // pinned may pass the target where the default block's do not).
-  auto LargeFits = [&] {
+  auto TileBytesAt = [&](int64_t BlockM, int64_t BlockN) {
     int64_t B = 0;
     for (const MmaOperandStage &O : Sides)
-      B += S.Stages * S.TileK * MmaLargeBlock[O.IsA ? 0 : 1] * dtypeBytes(O.Op->Type);
-    return B <= F.MaxSharedBytes;
+      B += S.Stages * S.TileK * (O.IsA ? BlockM : BlockN) * dtypeBytes(O.Op->Type);
+    return B;
   };
   bool LargeBlock = Large;
   if (!Small && !Split && !Large && !OneLaunch && N.Batch.empty() && N.Accs.size() == 1 &&
-      dtypeBytes(Sides[0].Op->Type) == 2 && LargeFits()) {
+      dtypeBytes(Sides[0].Op->Type) == 2 &&
+      TileBytesAt(MmaLargeBlock[0], MmaLargeBlock[1]) <= F.MaxSharedBytes) {
     Expr L = simplifyExpr(le(c(MmaLargeTiles), mul(ceilDiv(N.Row->Extent, MmaLargeBlock[0]),
                                                    ceilDiv(N.Col->Extent, MmaLargeBlock[1]))));
     if (std::optional<int64_t> Known = asConstInt(L))
@@ -197,12 +198,7 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
     fitWarpTile(F, M, S, LongK);
   // The shared tiles must fit the target (siblings stage more than two):
   // fewer stages unless pinned, else the nest is left to the passes after.
-  auto TileBytes = [&] {
-    int64_t B = 0;
-    for (const MmaOperandStage &O : Sides)
-      B += S.Stages * S.TileK * (O.IsA ? S.BlockM : S.BlockN) * dtypeBytes(O.Op->Type);
-    return B;
-  };
+  auto TileBytes = [&] { return TileBytesAt(S.BlockM, S.BlockN); };
   while (TileBytes() > F.MaxSharedBytes && S.Stages > 2 && !findKnob(F, "stages"))
     --S.Stages;
   if (TileBytes() > F.MaxSharedBytes) {
@@ -406,10 +402,11 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
       Grid = gridWhen(Grid, WideWhen, Wide);
       Grid = gridWhen(Grid, LargeWhen, false);
       // The split's test counts the split launch's own blocks.
-      MmaSchedule Sm = mmaSchedule(F, dtypeBytes(Sides[0].Op->Type));
-      fitSmall(Sm);
-      if (S.SplitK)
+      if (S.SplitK) {
+        MmaSchedule Sm = mmaSchedule(F, dtypeBytes(Sides[0].Op->Type));
+        fitSmall(Sm);
         SplitWhen = MmaSplitK::when(N, Sm.BlockM, Sm.BlockN, S.TileK);
+      }
     }
     std::string Tiles = "block tile " + std::to_string(S.BlockM) + "x" +
                         std::to_string(S.BlockN) + ", warp tile " + std::to_string(S.WarpM) +
