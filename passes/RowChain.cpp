@@ -17,7 +17,7 @@
 namespace tdsl {
 namespace rowchain {
 
-Stmt ChainMapper::rewriteNest(const Stmt &S) {
+std::vector<LaunchVariant> ChainMapper::rewriteNest(const Stmt &S) {
   if (Col.empty())
     takeNames();
   std::string Why;
@@ -25,7 +25,7 @@ Stmt ChainMapper::rewriteNest(const Stmt &S) {
   if (!N) {
     if (!Why.empty())
       remark("row-chain", S->SrcLine, Why + "; left to the passes after it");
-    return S;
+    return {};
   }
   Nest = std::move(*N);
   LoopRun Run = Nest.Run;
@@ -33,10 +33,30 @@ Stmt ChainMapper::rewriteNest(const Stmt &S) {
     remark("row-chain", S->SrcLine,
            "reduce_threads = " + std::to_string(Threads) +
                " is not a multiple of 32 in [32, 1024]; left to the passes after it");
-    return S;
+    return {};
+  }
+  // Rows longer than even RowChainLongThreads would hold are re-read in
+  // many runs a thread; where they are also few, blocks of Threads leave
+  // the SMs short of loads in flight: those sizes take a launch of
+  // RowChainLongThreads a row (faster where rows are few and over 32768
+  // elements, slower at shorter or more rows: bench/RESULTS.md). A row
+  // length known at compile time already has its threads (plan).
+  LongWhen = nullptr;
+  if (!ThreadsPinned && Threads < RowChainLongThreads && !asConstInt(simplifyExpr(Cols))) {
+    LongWhen = simplifyExpr(land(lt(intImm(RowChainLongThreads * RowChainCacheElements), Cols),
+                                 le(flatExtent(Run.Loops), intImm(RowChainFewRows))));
+    if (std::optional<int64_t> Known = asConstInt(LongWhen); Known && !*Known)
+      LongWhen = nullptr;
   }
   plan();
-  return build(S->SrcLine, Run);
+  std::vector<LaunchVariant> Out = {{"", build(S->SrcLine, Run)}};
+  if (LongWhen) {
+    Long = true;
+    plan();
+    Out.push_back({"long", build(S->SrcLine, Run)});
+    Long = false;
+  }
+  return Out;
 }
 
 void ChainMapper::takeNames() {
@@ -135,7 +155,7 @@ void ChainMapper::plan() {
   // 1024 threads and is re-read). A length known only at run time takes
   // reduce_threads, which all its mappings share as the launch's block.
   const int64_t PerThread = RowChainCacheElements;
-  Block = Threads;
+  Block = Long ? RowChainLongThreads : Threads;
   if (!ThreadsPinned && C)
     while (Block < 1024 && *C > Block * PerThread)
       Block *= 2;
@@ -146,7 +166,7 @@ void ChainMapper::plan() {
   // it; a pinned reduce_threads asks for a block.
   LaneGroups.clear();
   for (int64_t G : {int64_t(8), WarpSize}) {
-    if (ThreadsPinned)
+    if (ThreadsPinned || Long)
       break;
     if (!C) {
       LaneGroups.push_back(G);
@@ -155,7 +175,7 @@ void ChainMapper::plan() {
       break;
     }
   }
-  PerBlock = ThreadsPinned || !C || *C > WarpSize * PerThread;
+  PerBlock = ThreadsPinned || Long || !C || *C > WarpSize * PerThread;
   if (!Width)
     return;
   std::optional<Expr> Test =
@@ -181,7 +201,9 @@ void ChainMapper::plan() {
     if (keepsTerm(I))
       KeepName[I] = Names.fresh(Phases[I].Acc->Buf.Name + "_terms");
   int64_t Fit = Block * Width * Runs;
-  if (llvm::is_contained(Cached, true)) {
+  // The long launch re-reads: held, a row takes over 32 registers a
+  // thread, one block a SM, and ran slower (bench/RESULTS.md).
+  if (llvm::is_contained(Cached, true) && !Long) {
     if (!C)
       CachedCond = land(WideCond, le(Cols, intImm(Fit)));
     else if (*C <= Fit)
@@ -354,36 +376,42 @@ Stmt ChainMapper::build(unsigned Line, const LoopRun &Run) {
       How + "; each reduction: shfl_xor butterflies" +
       (PerBlock && Warps > 1 ? ", in a block the warp totals through shared memory, one barrier"
                              : "");
-  remark("row-chain", Line,
-         "took it: " + std::to_string(Phases.size()) + " phases, " + Mapping +
-             (CachedCond || (!LaneGroups.empty() && llvm::is_contained(Cached, true))
-                  ? ", the row held in registers when it fits"
-                  : "") +
-             (Online ? ", a max and the sum of exp(x - max) in one sweep (online)" : "") +
-             (PeelCond && PerBlock ? ", rows of other lengths peeled" : ""));
-  return forLoop(Row, intImm(0), Grid, ForKind::BlockX, block({note(What, Line), Body}, Line),
-                 Line);
+  if (!Long)
+    remark("row-chain", Line,
+           "took it: " + std::to_string(Phases.size()) + " phases, " + Mapping +
+               (CachedCond || (!LaneGroups.empty() && llvm::is_contained(Cached, true))
+                    ? ", the row held in registers when it fits"
+                    : "") +
+               (Online ? ", a max and the sum of exp(x - max) in one sweep (online)" : "") +
+               (PeelCond && PerBlock ? ", rows of other lengths peeled" : "") +
+               (LongWhen ? "; up to " + std::to_string(RowChainFewRows) + " rows of over " +
+                               std::to_string(RowChainLongThreads * RowChainCacheElements) +
+                               " elements: a launch of " + std::to_string(RowChainLongThreads) +
+                               " threads a row"
+                         : ""));
+  return forLoop(Row, intImm(0), gridWhen(Grid, LongWhen, Long), ForKind::BlockX,
+                 block({note(What, Line), Body}, Line), Line);
 }
 
 } // namespace rowchain
 
 void rowChain(ir::Func &F) {
   rowchain::ChainMapper M(F);
-  launchNests(F, ir::LaunchClass::RowReduction,
-              [&](const ir::Stmt &S, std::vector<ir::Knob> &Knobs) {
-                ir::Stmt Body = M.rewriteNest(S);
-                // Kept terms live across the quotients that read them, where
-                // CUDA's '/' may call a subroutine, and they would spill
-                // there: the launch divides inline (tdsl_fdiv).
-                if (Body != S && M.keptTerms() && !findKnob(F, "fdiv")) {
-                  ir::Knob K;
-                  K.Key = "fdiv";
-                  K.Word = "inline";
-                  K.SetBy = "row-chain";
-                  Knobs.push_back(std::move(K));
-                }
-                return Body;
-              });
+  launchNestVariants(F, ir::LaunchClass::RowReduction,
+                     [&](const ir::Stmt &S, std::vector<ir::Knob> &Knobs) {
+                       std::vector<LaunchVariant> Body = M.rewriteNest(S);
+                       // Kept terms live across the quotients that read them, where
+                       // CUDA's '/' may call a subroutine, and they would spill
+                       // there: the launch divides inline (tdsl_fdiv).
+                       if (!Body.empty() && M.keptTerms() && !findKnob(F, "fdiv")) {
+                         ir::Knob K;
+                         K.Key = "fdiv";
+                         K.Word = "inline";
+                         K.SetBy = "row-chain";
+                         Knobs.push_back(std::move(K));
+                       }
+                       return Body;
+                     });
 }
 
 } // namespace tdsl

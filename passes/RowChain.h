@@ -19,9 +19,13 @@
 //   threads hold gets the fewest threads, up to 1024, that hold it. Every
 //   thread holds the values per row; a reduction folds the thread's columns,
 //   and shfl_xor butterflies (in a block, one barrier through shared memory)
-//   give every thread the total. Within each mapping, versions chosen at run
-//   time: when the row's tensors take runs of 16 bytes (C and their rows
-//   multiples of the run, aligned) and a row fits in the registers (32
+//   give every thread the total. Where C is open, a second launch
+//   NAME_long of 1024 threads a row (RowChainLongThreads) takes up to 256
+//   rows (RowChainFewRows) of over 32768 elements (more than its threads
+//   hold), re-read (the grids are disjoint: one launch runs). Within each
+//   mapping, versions chosen at run time: when the row's tensors take runs
+//   of 16 bytes (C and their rows multiples of the run, aligned) and a row
+//   fits in the registers (32
 //   elements a thread), each thread loads its runs of the row once into
 //   registers and every phase reads them there, so the row is read from
 //   memory once (a reduction's term a later phase computes again is kept
@@ -73,6 +77,15 @@ namespace tdsl {
 /// Elements of a row each thread holds in registers: a row of up to
 /// 32 * reduce_threads elements is read from memory once.
 constexpr int64_t RowChainCacheElements = 32;
+
+/// Threads per row of the long launch: rows longer than such a block
+/// holds (32768 elements), at most RowChainFewRows of them.
+constexpr int64_t RowChainLongThreads = 1024;
+
+/// Rows up to which a block of reduce_threads (256) per row leaves the
+/// GPU's SMs short of loads in flight: two rows a SM of a GPU of about
+/// 128 SMs, 512 of an SM's 2048 threads.
+constexpr int64_t RowChainFewRows = 256;
 
 /// Maps each row chain of F to one block per row.
 void rowChain(ir::Func &F);

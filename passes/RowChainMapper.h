@@ -50,8 +50,10 @@ public:
   // 1. Peel the values per row until the body parses as two or more
   //    phases; anything else is left to reduce-rows and map-to-gpu.
   // 2. Which loads move along the row in runs (plan).
-  // 3. Build the launch: a block per row, three versions (build).
-  Stmt rewriteNest(const Stmt &S);
+  // 3. Build the launch: a block per row, three versions (build); where
+  //    the row length is open, a second launch of RowChainLongThreads a
+  //    row for long rows that are few (LongWhen). None: the nest declined.
+  std::vector<LaunchVariant> rewriteNest(const Stmt &S);
 
   /// Whether the nest rewriteNest mapped last keeps a reduction's terms
   /// for a later phase (softmax's exp(x - max) for its quotient).
@@ -69,6 +71,12 @@ private:
   std::vector<RowPhase> &Phases = Nest.Phases;
   Expr &Cols = Nest.Cols; ///< the row length C
   int64_t Block = 0;      ///< threads per row
+  /// While the long launch is built: a block of RowChainLongThreads per
+  /// row, no lane groups, rows re-read. LongWhen: the sizes where it runs
+  /// (rows longer than it holds, at most RowChainFewRows of
+  /// them), the first launch's grid empty there; none where it never runs.
+  bool Long = false;
+  Expr LongWhen;
   /// The mappings the launch has: lanes per row of each group of a warp
   /// (8: four rows a warp; 32: a warp a row), ascending, and a block per
   /// row. A group takes rows of up to 32 elements a lane.
@@ -82,8 +90,8 @@ private:
   std::vector<Expr> Staged;
   std::vector<bool> Cached; ///< read by two or more phases: held in registers
   std::vector<std::string> RunName, CacheName;
-  int64_t Width = 0;                         ///< elements per run; 0: no runs
-  int64_t Runs = 0;                          ///< runs a thread holds
+  int64_t Width = 0; ///< elements per run; 0: no runs
+  int64_t Runs = 0;  ///< runs a thread holds
   Expr WideCond, CachedCond;
   /// Rows that are not whole runs (a block per row): where every tensor
   /// along the row is aligned and all have the same offset at a row's
@@ -117,6 +125,12 @@ private:
   void plan();
 
   Expr tid() const { return var(Tid); }
+
+  /// The unroll factor of the loops that go an element at a time: none
+  /// chosen (the unroll pass's), but rolled in the long launch, whose
+  /// block ptxas fits to 32 registers (two a SM), where unrolled they
+  /// spilled in the 64-bit index version.
+  unsigned elementUnroll() const { return Long ? 1 : 0; }
   Expr lane() const { return var(Lane); }
 
   /// S, or for a store to a global tensor S run by thread 0 alone.

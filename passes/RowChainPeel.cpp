@@ -71,7 +71,7 @@ Stmt ChainMapper::remainder(const std::function<Stmt(ExprReplacer &)> &PerElemen
   Expr E = add(tid(), mul(var(Step), intImm(Block)));
   Expr Column = select(lt(E, var(Head)), E, add(E, Past));
   return forLoop(Step, intImm(0), Trips, ForKind::Serial,
-                 letStmt(Col, Column, PerElement(None), Line), Line);
+                 letStmt(Col, Column, PerElement(None), Line), Line, elementUnroll());
 }
 
 } // namespace tdsl::rowchain

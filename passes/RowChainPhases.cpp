@@ -73,7 +73,7 @@ Stmt ChainMapper::sweep(Mode M, const std::vector<Expr> &Reads, unsigned Line,
     Expr Trips = idiv(add(sub(Cols, tid()), intImm(Block - 1)), intImm(Block));
     return forLoop(Step, intImm(0), Trips, ForKind::Serial,
                    letStmt(Col, add(tid(), mul(var(Step), intImm(Block))), PerElement(None), Line),
-                   Line);
+                   Line, elementUnroll());
   }
   std::vector<Stmt> Before, Fills;
   std::vector<Buffer> Regs;
