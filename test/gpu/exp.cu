@@ -9,6 +9,7 @@
 // where e^x is a normal float, for |x| <= 20 and over the range, the
 // largest error in subnormal units below it, and the failures; exit status
 // 1 on any.
+#include "float_sweep.cuh"
 #include <tdsl/device.cuh>
 
 #include <cfloat>
@@ -20,73 +21,53 @@ namespace {
 
 struct Stats {
   float Rel20, RelAll, SubUnits;
-  float WorstRel, WorstSub, WorstBad;
-  unsigned long long Bad, NearOverflow;
+  float WorstRel, WorstSub;
+  unsigned long long NearOverflow;
+  SweepFailures Bad;
 };
 __device__ Stats S;
 
-__device__ void atomicMaxF(float *A, float V, float *Arg, float X) {
-  // Non-negative floats order as their bits.
-  unsigned Old = atomicMax(reinterpret_cast<unsigned *>(A), __float_as_uint(V));
-  if (__uint_as_float(Old) < V)
-    *Arg = X; // a witness; the race only picks among the largest
-}
-
-__device__ void fail(float X) {
-  atomicAdd(&S.Bad, 1ull);
-  S.WorstBad = X;
-}
-
 __global__ void sweep() {
-  const uint64_t Stride = uint64_t(gridDim.x) * blockDim.x;
-  for (uint64_t I = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; I < (uint64_t(1) << 32);
-       I += Stride) {
-    const float X = __uint_as_float(uint32_t(I));
+  sweepEveryFloat([](float X) {
     const float Got = tdsl_generated::tdsl_exp(X);
     const double Exact = exp(double(X));
     if (X != X || Got != Got) {
       if ((X != X) != (Got != Got))
-        fail(X);
-      continue;
+        sweepFail(&S.Bad, X);
+      return;
     }
     if (isinf(Got) || Exact > double(FLT_MAX)) {
       if (isinf(Got) && Exact > double(FLT_MAX) * (1 - 1e-5) && Exact <= double(FLT_MAX))
         atomicAdd(&S.NearOverflow, 1ull);
       else if (!(isinf(Got) && Exact > double(FLT_MAX)))
-        fail(X);
-      continue;
+        sweepFail(&S.Bad, X);
+      return;
     }
     const double Err = fabs(double(Got) - Exact);
     if (Err > (fabsf(X) <= 20.0f ? 2e-6 : 6e-6) * fmax(Exact, double(FLT_MIN)) + 0x1p-149)
-      fail(X);
+      sweepFail(&S.Bad, X);
     if (Exact >= double(FLT_MIN)) {
       const float Rel = float(Err / Exact);
       if (fabsf(X) <= 20.0f)
-        atomicMaxF(&S.Rel20, Rel, &S.WorstRel, X);
-      atomicMaxF(&S.RelAll, Rel, &S.WorstRel, X);
+        sweepMax(&S.Rel20, Rel, &S.WorstRel, X);
+      sweepMax(&S.RelAll, Rel, &S.WorstRel, X);
     } else {
-      atomicMaxF(&S.SubUnits, float(Err / 0x1p-149), &S.WorstSub, X);
+      sweepMax(&S.SubUnits, float(Err / 0x1p-149), &S.WorstSub, X);
     }
-  }
+  });
 }
 
 } // namespace
 
 int main() {
-  Stats Zero = {};
-  cudaMemcpyToSymbol(S, &Zero, sizeof Zero);
-  sweep<<<1024, 256>>>();
   Stats R;
-  if (cudaDeviceSynchronize() != cudaSuccess ||
-      cudaMemcpyFromSymbol(&R, S, sizeof R) != cudaSuccess) {
-    std::printf("exp: CUDA error: %s\n", cudaGetErrorString(cudaGetLastError()));
-    return 2;
-  }
-  const bool Ok = R.Bad == 0;
+  if (int Error = runSweep("exp", sweep, S, R))
+    return Error;
+  const bool Ok = R.Bad.Count == 0;
   std::printf("exp: 2^32 floats: max relative error %.3g for |x| <= 20, %.3g over the range "
               "(at x = %.9g); subnormal results within %.3g units (at x = %.9g); %llu infinite "
               "at the overflow threshold; %llu outside the bound (e.g. x = %.9g): %s\n",
-              R.Rel20, R.RelAll, R.WorstRel, R.SubUnits, R.WorstSub, R.NearOverflow, R.Bad,
-              R.WorstBad, Ok ? "ok" : "FAIL");
+              R.Rel20, R.RelAll, R.WorstRel, R.SubUnits, R.WorstSub, R.NearOverflow, R.Bad.Count,
+              R.Bad.Witness, Ok ? "ok" : "FAIL");
   return Ok ? 0 : 1;
 }
