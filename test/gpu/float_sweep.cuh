@@ -1,4 +1,4 @@
-// What the GPU checks over all 2^32 floats (exp.cu, gelu.cu) share: the
+// What the GPU checks over all 2^32 floats (exp.cu, activations.cu) share: the
 // grid-stride loop over every bit pattern, the largest error with a witness
 // argument, and the failure count with one failing argument.
 #ifndef TDSL_TEST_GPU_FLOAT_SWEEP_CUH

@@ -265,13 +265,25 @@ __device__ __forceinline__ float tdsl_exp(float x) {
   return r;
 }
 
-// The activations. sigmoid and the f64 gelu are spelled as the interpreter
-// computes them; the f32 gelu approximates its erf form (below). gelu
+// The activations. The f64 ones are spelled as the interpreter computes
+// them; the f32 sigmoid and gelu approximate them (below). gelu
 // scales by 1/sqrt(2) rounded, as torch does, rather than dividing by
 // sqrt(2): a division is a subroutine on the device, and a GEMM epilogue
 // takes 128 of them a thread (one rounding more, far inside the
 // tolerances).
-__device__ __forceinline__ float tdsl_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+
+/// 1 / (1 + e^-x) by ex2.approx and rcp.approx, where expf and the IEEE
+/// division take a subroutine each and branches: a gated MLP's epilogue
+/// runs 128 of them a thread. The rounding of -x log2 e bounds the error,
+/// as in tdsl_exp: |x| 2^-24 ln 2 relative, plus the approximations' few
+/// ulp. A result under FLT_MIN (x below about -87) is 0 (ftz); NaN
+/// propagates, +inf gives 1 and -inf 0.
+__device__ __forceinline__ float tdsl_sigmoid(float x) {
+  float E, R;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(E) : "f"(x * -1.44269504088896341f));
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(R) : "f"(1.0f + E));
+  return R;
+}
 __device__ __forceinline__ double tdsl_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
 
 /// gelu(x) = x Phi(x), Phi(x) = erfc(-x / sqrt(2)) / 2, from one tail:
