@@ -276,7 +276,8 @@ __device__ __forceinline__ float tdsl_exp(float x) {
 /// division take a subroutine each and branches: a gated MLP's epilogue
 /// runs 128 of them a thread. The rounding of -x log2 e bounds the error,
 /// as in tdsl_exp: |x| 2^-24 ln 2 relative, plus the approximations' few
-/// ulp. A result under FLT_MIN (x below about -87) is 0 (ftz); NaN
+/// ulp. Unlike tdsl_exp, ex2 flushes subnormals: they vanish in 1 + E.
+/// A result under FLT_MIN (x below about -87) is 0 (ftz); NaN
 /// propagates, +inf gives 1 and -inf 0.
 __device__ __forceinline__ float tdsl_sigmoid(float x) {
   float E, R;
@@ -291,11 +292,10 @@ __device__ __forceinline__ double tdsl_sigmoid(double x) { return 1.0 / (1.0 + e
 /// x - x E / 2 for x >= 0. E is 2^(t p(t)), p of degree 8 fitted (minimax
 /// of the exponent's error) to log2(erfc(t)) / t on [0, 4], and 0 past
 /// t = 4 (E < 2e-8 there; erff-based gelu is 0 from x = -5.5 too).
-/// Straight-line code of about 17 instructions where 1 + erff(x / sqrt(2)) takes
-/// about 26 and a branch: a GEMM epilogue runs 128 of them a thread after
-/// its last k step, and the branches kept ptxas from overlapping them. It
-/// is also more exact for x < 0, where 1 + erff cancels: under 3e-6
-/// relative there against erff's 1e-2 near x = -5.
+/// Straight-line code of about 17 instructions where 1 + erff(x / sqrt(2))
+/// takes about 26 and a branch: a GEMM epilogue runs 128 of them a thread
+/// after its last k step. It also keeps its relative accuracy for x < 0,
+/// where 1 + erff cancels (the bounds: test/gpu/activations.cu).
 __device__ __forceinline__ float tdsl_gelu(float x) {
   const float T = fabsf(x) * 0.70710678118654752440f;
   float P = 1.6218252767430386e-06f;
