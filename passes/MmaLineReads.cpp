@@ -132,9 +132,11 @@ Stmt MmaLineReads::wrap(Stmt Perform, const Expr &GM, const Expr &GN, const std:
     const std::string &Tile = R.Col ? J : I;
     const ForNode &Side = R.Col ? *N.Col : *N.Row;
     Expr At = R.Col ? GN : substitute(GM, E, mul(var(E), c(2)));
-    Stmt Fill = store(R.Array, {var(Tile), var(E)}, R.Load, Line);
-    Fill = ifThen(lt(At, Side.Extent), letStmt(Side.Var, fromMin(Side.Min, At), Fill, Line),
-                  nullptr, Line);
+    // Outside the tensor the register holds 0: the epilogue's values
+    // (passes/MmaEpilogueValues.h) are computed for those elements too.
+    Stmt Fill = store(R.Array, {var(Tile), var(E)},
+                      select(lt(At, Side.Extent), R.Load, zeroOf(R.Load->Type)), Line);
+    Fill = letStmt(Side.Var, fromMin(Side.Min, At), Fill, Line);
     Loads.push_back(unrolled(Tile, R.Col ? TilesN : TilesM, unrolled(E, 2, Fill, Line), Line));
   }
   Loads.push_back(std::move(Perform));

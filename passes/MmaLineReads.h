@@ -51,7 +51,7 @@ public:
                    const ir::Expr &E) const;
 
   /// Perform, after the arrays are loaded for the lane's columns and rows
-  /// inside the tensor, inside their allocations. GM and GN: an element's
+  /// (0 for those outside the tensor), inside their allocations. GM and GN: an element's
   /// row and column, in the variables I, J and E.
   ir::Stmt wrap(ir::Stmt Perform, const ir::Expr &GM, const ir::Expr &GN, const std::string &I,
                 const std::string &J, const std::string &E, unsigned Line) const;

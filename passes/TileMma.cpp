@@ -4,6 +4,7 @@
 #include "ir/Printer.h"
 #include "ir/Simplify.h"
 #include "passes/MmaEpilogue.h"
+#include "passes/MmaEpilogueValues.h"
 #include "passes/MmaKLoop.h"
 #include "passes/MmaLineReads.h"
 #include "passes/MmaMatch.h"
@@ -300,18 +301,40 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
     Expr InM = add(mul(var(I), c(16)), Row), InN = add(mul(var(J), c(8)), Col);
     Expr GM = add(add(Sides[0].BlockOffset, Sides[0].WarpOffset), InM);
     Expr GN = add(add(ColSide.BlockOffset, ColSide.WarpOffset), InN);
+    // The values first, then the stores (passes/MmaEpilogueValues.h).
+    std::optional<MmaEpilogueValues> Values;
+    if (!Split)
+      Values = splitEpilogueValues(F, N, Out, {var(I), var(J), var(E)});
+    if (Values)
+      Out = Values->Stores;
     if (Staged)
       Out = Staging.toTiles(Out, add(Sides[0].WarpOffset, InM), add(ColSide.WarpOffset, InN));
+    auto InLets = [&](Stmt Body) {
+      return letStmt(N.Row->Var, fromMin(N.Row->Min, GM),
+                     letStmt(N.Col->Var, fromMin(N.Col->Min, GN), Body, Line), Line);
+    };
+    auto PerElement = [&](Stmt Body) {
+      return unrolled(I, S.WarpM / 16,
+                      unrolled(J, S.WarpN / 8, unrolled(E, Frag.C, Body, Line), Line), Line);
+    };
     Stmt St = Split ? SplitK->storePartials(var(SplitV), var(BZ), GM, GN,
                                             {var(I), var(J), var(E)}, Line)
-                    : letStmt(N.Row->Var, fromMin(N.Row->Min, GM),
-                              letStmt(N.Col->Var, fromMin(N.Col->Min, GN), Out, Line), Line);
-    St = ifThen(land(lt(GM, N.Row->Extent), lt(GN, N.Col->Extent)), St, nullptr, Line);
-    Epilogue = unrolled(I, S.WarpM / 16,
-                        unrolled(J, S.WarpN / 8, unrolled(E, Frag.C, St, Line), Line), Line);
+                    : InLets(Out);
+    Epilogue = PerElement(ifThen(land(lt(GM, N.Row->Extent), lt(GN, N.Col->Extent)), St, nullptr,
+                                 Line));
     if (Staged)
       Epilogue = Staging.build(Names, Epilogue, TX, Sides[0].BlockOffset, ColSide.BlockOffset,
                                Line);
+    // Before the staged stores' first barrier: the values touch no shared
+    // memory, so a warp computes them while others finish their k loop.
+    if (Values)
+      Epilogue = block({note("[tile-mma] the epilogue's values are computed for every element a "
+                             "lane holds, into its accumulators, before any is stored: with no "
+                             "bounds test (a branch) between them their instructions interleave; "
+                             "only the stores test the bounds",
+                             Line),
+                        PerElement(InLets(Values->Values)), Epilogue},
+                       Line);
     if (Lines && !Lines->empty())
       Epilogue = Lines->wrap(Epilogue, GM, GN, I, J, E, Line);
   }

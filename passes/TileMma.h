@@ -45,8 +45,9 @@
 // layout, swizzle, copies, fragment loads) is passes/MmaStaging.h; the k
 // loop's forms passes/MmaKLoop.h; the outputs' staging
 // passes/MmaEpilogue.h; the epilogue's reads along one side
-// passes/MmaLineReads.h; the split k loop passes/MmaSplitK.h. This pass
-// builds the launches around them.
+// passes/MmaLineReads.h; its values before its stores
+// passes/MmaEpilogueValues.h; the split k loop passes/MmaSplitK.h. This
+// pass builds the launches around them.
 //
 //   for m, n { acc = 0; for k { acc += f32(A[m, k]) * f32(B[k, n]) }; C[m, n] = acc }
 //     ->
