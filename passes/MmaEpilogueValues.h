@@ -1,21 +1,27 @@
 //===- MmaEpilogueValues.h - An epilogue's values before its stores -------===//
 //
-// tile-mma's epilogue (passes/TileMma.h) runs per accumulator element, each
-// element under its own bounds test: 128 branches a lane at a 64x64 warp
-// tile, with the element's whole computation between two of them. ptxas
-// does not move instructions across those branches, so a function's chain
-// (gelu's polynomial, sigmoid's ex2 and rcp) runs one element after
-// another at the latency of each step; after a short k loop that is much
-// of the kernel. So, where the epilogue is one store of a value of an
-// accumulator's type computed from the lane's registers alone (the
-// accumulators, the line reads' arrays of passes/MmaLineReads.h, scalars),
-// the lane first computes that value for every element it holds, with no
-// test, into the accumulator (each element reads only its own); then the
-// stores, each under its test, write the accumulators. The arithmetic and
-// its order are unchanged. A value that reads a tensor per element (a
-// residual R[m, n]) keeps the per-element form: its 128 loads in flight at
-// once spilled registers beside the accumulators. Not a pass: a piece
-// tile-mma builds its launch from.
+// A piece of tile-mma (passes/TileMma.h), not a pass of its own.
+// Requires: one accumulator element's epilogue, its accumulators read at
+//   the element's fragment position, inside the lets of the row and column
+//   variables, before the line reads' arrays (passes/MmaLineReads.h) hold
+//   0 outside the tensor and the stores go to shared tiles.
+// Ensures: where that epilogue is one store of a value of an accumulator's
+//   type computed from the lane's registers alone (the accumulators, the
+//   line reads' arrays, scalars), two statements: the value into that
+//   accumulator, which tile-mma runs for every element a lane holds with no
+//   bounds test, and the store of the accumulator, which keeps its test.
+//   The arithmetic and its order are unchanged; each element reads only
+//   its own accumulator. Otherwise nothing, and the per-element form stays.
+// Why: each element's test is a branch, 128 a lane at a 64x64 warp tile,
+//   with the element's whole computation between two of them. ptxas does
+//   not move instructions across those branches, so a function's chain
+//   (gelu's polynomial, sigmoid's ex2 and rcp) ran one element after
+//   another at the latency of each step; after a short k loop that is much
+//   of the kernel. A value that reads a tensor per element (a residual
+//   R[m, n]) keeps the per-element form: its 128 loads in flight at once
+//   spilled registers beside the accumulators.
+// Why here: tile-mma builds the epilogue per element; this decides its
+//   shape before the stores are moved to shared tiles (passes/MmaEpilogue.h).
 //
 // Test: test/passes/tile-mma-epilogue.test
 //

@@ -51,8 +51,8 @@ public:
                    const ir::Expr &E) const;
 
   /// Perform, after the arrays are loaded for the lane's columns and rows
-  /// (0 for those outside the tensor), inside their allocations. GM and GN: an element's
-  /// row and column, in the variables I, J and E.
+  /// (0 for those outside the tensor), inside their allocations. GM and
+  /// GN: an element's row and column, in the variables I, J and E.
   ir::Stmt wrap(ir::Stmt Perform, const ir::Expr &GM, const ir::Expr &GN, const std::string &I,
                 const std::string &J, const std::string &E, unsigned Line) const;
 
