@@ -12,11 +12,11 @@ namespace {
 
 Expr c(int64_t V) { return intImm(V); }
 
-/// The stores and the loaded buffers of an epilogue.
+/// The stores and the loads of an epilogue.
 class EpilogueScan : public IRVisitor {
 public:
   std::vector<const StoreNode *> Stores;
-  std::vector<std::string> Loaded;
+  std::vector<const LoadNode *> Loads;
   bool Other = false; ///< an if, allocation, copy or barrier: left alone
 
 protected:
@@ -25,7 +25,7 @@ protected:
     IRVisitor::visitStore(N);
   }
   void visitLoad(const LoadNode &N) override {
-    Loaded.push_back(N.Buffer);
+    Loads.push_back(&N);
     IRVisitor::visitLoad(N);
   }
   // A store under an if may leave its element alone, which the copy of
@@ -36,11 +36,24 @@ protected:
   void visitAsyncCopy(const AsyncCopyNode &) override { Other = true; }
 };
 
-/// Stores to the staged tensors go to their tiles at (R, C).
+/// Whether Indices are the variables Want, in order.
+bool atIndex(const std::vector<Expr> &Indices, const std::vector<std::string> &Want) {
+  if (Indices.size() != Want.size())
+    return false;
+  for (size_t D = 0; D < Want.size(); ++D)
+    if (Indices[D]->Kind != ExprKind::Var ||
+        static_cast<const VarNode &>(*Indices[D]).Name != Want[D])
+      return false;
+  return true;
+}
+
+/// Stores to the staged outputs go to their tiles at (R, C), and reads of
+/// the staged inputs at the outputs' index come from theirs.
 class ToTiles : public IRMutator {
 public:
-  ToTiles(const llvm::StringMap<std::string> &Tiles, Expr R, Expr C)
-      : Tiles(Tiles), R(std::move(R)), C(std::move(C)) {}
+  ToTiles(const llvm::StringMap<std::string> &Tiles, const llvm::StringMap<std::string> &InTiles,
+          const std::vector<std::string> &Want, Expr R, Expr C)
+      : Tiles(Tiles), InTiles(InTiles), Want(Want), R(std::move(R)), C(std::move(C)) {}
 
 protected:
   Stmt visitStore(const StoreNode &N, const Stmt &S) override {
@@ -49,9 +62,16 @@ protected:
       return IRMutator::visitStore(N, S);
     return store(It->second, {R, C}, mutate(N.Value), N.SrcLine);
   }
+  Expr visitLoad(const LoadNode &N, const Expr &E) override {
+    auto It = InTiles.find(N.Buffer);
+    if (It == InTiles.end() || !atIndex(N.Indices, Want))
+      return IRMutator::visitLoad(N, E);
+    return load(N.Type, It->second, {R, C});
+  }
 
 private:
-  const llvm::StringMap<std::string> &Tiles;
+  const llvm::StringMap<std::string> &Tiles, &InTiles;
+  const std::vector<std::string> &Want;
   Expr R, C;
 };
 
@@ -71,71 +91,98 @@ bool MmaEpilogue::plan(NameTable &Names, int64_t TileBytes, int64_t Resident) {
     return false;
   }
   // The index a staged store must use: the batch loops', then m, then n.
-  std::vector<std::string> Want;
+  Want.clear();
   for (const ForNode *B : N.Batch)
     Want.push_back(B->Var);
   Want.push_back(N.Row->Var);
   Want.push_back(N.Col->Var);
   for (const StoreNode *St : Scan.Stores) {
     const Buffer *T = findTensor(F, St->Buffer);
-    bool AtOutput = T && St->Indices.size() == Want.size();
-    for (size_t D = 0; AtOutput && D < Want.size(); ++D) {
-      const Expr &I = St->Indices[D];
-      AtOutput = I->Kind == ExprKind::Var && static_cast<const VarNode &>(*I).Name == Want[D];
-    }
-    if (!AtOutput) {
+    if (!T || !atIndex(St->Indices, Want)) {
       Why = "'" + St->Buffer + "' is not stored at the contraction's own index";
       return false;
     }
     if (llvm::any_of(Found, [&](const Output &O) { return O.Tensor == St->Buffer; }) ||
-        llvm::is_contained(Scan.Loaded, St->Buffer)) {
+        llvm::any_of(Scan.Loads, [&](const LoadNode *L) { return L->Buffer == St->Buffer; })) {
       Why = "'" + St->Buffer + "' is stored twice or read back";
       return false;
     }
     Found.push_back({St->Buffer, "", T->Type, St->Indices, St->SrcLine});
   }
-  int64_t Need = 0;
+  // The tensors read at that index, each once.
+  std::vector<Output> Read;
+  for (const LoadNode *L : Scan.Loads) {
+    const Buffer *T = findTensor(F, L->Buffer);
+    if (T && atIndex(L->Indices, Want) &&
+        llvm::none_of(Read, [&](const Output &O) { return O.Tensor == L->Buffer; }))
+      Read.push_back({L->Buffer, "", T->Type, L->Indices, Found.front().Line});
+  }
+  int64_t Need = 0, ReadNeed = 0;
   for (const Output &O : Found)
-    Need += S.BlockM * (S.BlockN + pad(O.Type)) * dtypeBytes(O.Type);
+    Need += tileBytes(S, O);
+  for (const Output &O : Read)
+    ReadNeed += tileBytes(S, O);
   int64_t Allowed = std::max(TileBytes, F.MaxSharedBytes / Resident);
   if (Need > Allowed) {
     Why = "the output tiles would need " + std::to_string(Need) + " bytes of shared memory (" +
           std::to_string(Allowed) + " allowed)";
     return false;
   }
+  // Inputs that do not fit beside the outputs are read per element.
+  if (Need + ReadNeed > Allowed)
+    Read.clear();
   Outs = std::move(Found);
+  Ins = std::move(Read);
   for (Output &O : Outs)
     O.Tile = Names.fresh(O.Tensor + "_out");
+  for (Output &O : Ins)
+    O.Tile = Names.fresh(O.Tensor + "_in");
   return true;
 }
 
 Stmt MmaEpilogue::toTiles(const Stmt &Epi, const Expr &R, const Expr &C) const {
-  llvm::StringMap<std::string> Tiles;
+  llvm::StringMap<std::string> Tiles, InTiles;
   for (const Output &O : Outs)
     Tiles[O.Tensor] = O.Tile;
-  return ToTiles(Tiles, R, C).mutate(Epi);
+  for (const Output &O : Ins)
+    InTiles[O.Tensor] = O.Tile;
+  return ToTiles(Tiles, InTiles, Want, R, C).mutate(Epi);
 }
 
-/// The block's threads copy tile O.Tile to its tensor: in 16-byte runs of
-/// a row where the run-time test proves them aligned, else an element a
-/// thread. Work item q of Total: row q / PerRow, run or element q % PerRow.
-Stmt MmaEpilogue::copyOut(NameTable &Names, const Output &O, const std::string &TX,
-                          const Expr &BlockRow, const Expr &BlockCol) const {
+/// The block's threads copy tile O.Tile to its tensor, or the tensor to
+/// the tile (In): in 16-byte runs of a row where the run-time test proves
+/// them aligned (an input's by cp.async, zeros outside the tensor), else
+/// an element a thread. Work item q of Total: row q / PerRow, run or
+/// element q % PerRow.
+Stmt MmaEpilogue::copy(NameTable &Names, const Output &O, bool In, const std::string &TX,
+                       const Expr &BlockRow, const Expr &BlockCol) const {
   const int64_t Threads = S.threads();
   const unsigned Line = O.Line;
   auto Copy = [&](int64_t Per) {
     std::string Cc = Names.fresh("c"), Q = Names.fresh("q"), R = Names.fresh("r"),
-                Col = Names.fresh("col"), V = Names.fresh("v");
+                Col = Names.fresh("col");
     int64_t PerRow = S.BlockN / Per, Total = S.BlockM * PerRow;
-    Expr At = Per > 1 ? add(var(Col), var(V)) : var(Col);
     std::vector<Expr> Idx = O.Indices;
     Expr GM = add(BlockRow, var(R)), GN = add(BlockCol, var(Col));
+    Expr Inside = land(lt(GM, N.Row->Extent), lt(GN, N.Col->Extent));
     Idx[Idx.size() - 2] = fromMin(N.Row->Min, GM);
-    Idx.back() = fromMin(N.Col->Min, Per > 1 ? add(GN, var(V)) : GN);
-    Stmt Move = store(O.Tensor, Idx, load(O.Type, O.Tile, {var(R), At}), Line);
-    if (Per > 1)
-      Move = forLoop(V, c(0), c(Per), ForKind::Serial, Move, Line);
-    Stmt Body = ifThen(land(lt(GM, N.Row->Extent), lt(GN, N.Col->Extent)), Move, nullptr, Line);
+    Stmt Body;
+    if (In) {
+      Idx.back() = fromMin(N.Col->Min, GN);
+      std::vector<Expr> At = {var(R), var(Col)};
+      Body = Per > 1 ? std::make_shared<AsyncCopyNode>(O.Tile, At, O.Tensor, Idx, unsigned(Per),
+                                                       Line, Inside)
+                     : store(O.Tile, At,
+                             select(Inside, load(O.Type, O.Tensor, Idx), zeroOf(O.Type)), Line);
+    } else {
+      std::string V = Names.fresh("v");
+      Expr At = Per > 1 ? add(var(Col), var(V)) : var(Col);
+      Idx.back() = fromMin(N.Col->Min, Per > 1 ? add(GN, var(V)) : GN);
+      Stmt Move = store(O.Tensor, Idx, load(O.Type, O.Tile, {var(R), At}), Line);
+      if (Per > 1)
+        Move = forLoop(V, c(0), c(Per), ForKind::Serial, Move, Line);
+      Body = ifThen(Inside, Move, nullptr, Line);
+    }
     Body = letStmt(R, idiv(var(Q), c(PerRow)),
                    letStmt(Col,
                            Per > 1 ? mul(imod(var(Q), c(PerRow)), c(Per)) : imod(var(Q), c(PerRow)),
@@ -144,7 +191,10 @@ Stmt MmaEpilogue::copyOut(NameTable &Names, const Output &O, const std::string &
     if (Total % Threads)
       Body = ifThen(lt(var(Q), c(Total)), Body, nullptr, Line);
     Body = letStmt(Q, add(var(TX), mul(var(Cc), c(Threads))), Body, Line);
-    return unrolled(Cc, (Total + Threads - 1) / Threads, Body, Line);
+    Stmt Loop = unrolled(Cc, (Total + Threads - 1) / Threads, Body, Line);
+    if (In && Per > 1)
+      Loop = block({Loop, std::make_shared<AsyncCommitNode>(Line)}, Line);
+    return Loop;
   };
   const int64_t Run = 16 / dtypeBytes(O.Type);
   std::optional<Expr> Test = Run > 1 && S.BlockN % Run == 0 ? runTest(F, N.Col->Extent, {O.Tensor},
@@ -157,32 +207,64 @@ Stmt MmaEpilogue::copyOut(NameTable &Names, const Output &O, const std::string &
   return ifThen(*Test, Wide, Copy(1), Line);
 }
 
-Stmt MmaEpilogue::build(NameTable &Names, Stmt PerElement, const std::string &TX,
+Stmt MmaEpilogue::build(NameTable &Names, Stmt Values, Stmt PerElement, const std::string &TX,
                         const Expr &BlockRow, const Expr &BlockCol, unsigned Line) const {
-  // The second barrier opens the copies: it carries their line.
-  std::vector<Stmt> Body = {ir::note(note(), Line), barrier(Line), std::move(PerElement),
-                            barrier(Outs.front().Line)};
-  for (const Output &O : Outs)
-    Body.push_back(copyOut(Names, O, TX, BlockRow, BlockCol));
-  Stmt Out = block(std::move(Body));
-  for (auto It = Outs.rbegin(); It != Outs.rend(); ++It) {
-    Buffer T = tempBuffer(It->Tile, It->Type, {c(S.BlockM), c(S.BlockN)}, MemScope::Shared);
-    T.Padding = {0, pad(It->Type)};
-    T.ExtentNames = {"block_m", "block_n"};
-    Out = allocate(T, Out, Line);
+  std::vector<Stmt> Body = {ir::note(note(), Line)};
+  // The staged inputs' copies, after the barrier that ends the k loop's
+  // reads of the bytes they take, retire, and a barrier makes them
+  // visible; the values read them. Without inputs the values touch no
+  // shared memory and go before the tiles, so that a warp computes them
+  // while others finish their k loop.
+  Body.push_back(barrier(Line));
+  if (!Ins.empty()) {
+    for (const Output &O : Ins)
+      Body.push_back(copy(Names, O, true, TX, BlockRow, BlockCol));
+    Body.push_back(std::make_shared<AsyncWaitNode>(0u, Line));
+    Body.push_back(barrier(Line));
+    if (Values)
+      llvm::append_range(Body, flattenBlocks(Values));
   }
-  return Out;
+  // The second barrier opens the copies: it carries their line.
+  Body.push_back(std::move(PerElement));
+  Body.push_back(barrier(Outs.front().Line));
+  for (const Output &O : Outs)
+    Body.push_back(copy(Names, O, false, TX, BlockRow, BlockCol));
+  Stmt Out = block(std::move(Body));
+  std::vector<const Output *> Tiles;
+  for (const Output &O : Outs)
+    Tiles.push_back(&O);
+  for (const Output &O : Ins)
+    Tiles.push_back(&O);
+  for (auto It = Tiles.rbegin(); It != Tiles.rend(); ++It) {
+    Out = allocate(tileBuffer(**It), Out, Line);
+  }
+  return Values && Ins.empty() ? prepended(Values, Out, Line) : Out;
+}
+
+Buffer MmaEpilogue::tileBuffer(const Output &O) const {
+  Buffer T = tempBuffer(O.Tile, O.Type, {c(S.BlockM), c(S.BlockN)}, MemScope::Shared);
+  T.Padding = {0, pad(O.Type)};
+  T.ExtentNames = {"block_m", "block_n"};
+  return T;
 }
 
 std::string MmaEpilogue::note() const {
   std::string Names;
   for (const Output &O : Outs)
     Names += (Names.empty() ? "" : ", ") + O.Tensor;
-  return "[tile-mma] the outputs (" + Names + ") go through shared tiles of " +
-         std::to_string(S.BlockM) + "x" + std::to_string(S.BlockN) +
-         " (rows padded by 16 bytes), over the operand tiles' bytes, then to memory a row at a "
-         "time: 16 bytes a thread where the tensor and its rows are 16-byte aligned, else an "
-         "element a thread";
+  std::string Text = "[tile-mma] the outputs (" + Names + ") go through shared tiles of " +
+                     std::to_string(S.BlockM) + "x" + std::to_string(S.BlockN) +
+                     " (rows padded by 16 bytes), over the operand tiles' bytes, then to memory a "
+                     "row at a time: 16 bytes a thread where the tensor and its rows are 16-byte "
+                     "aligned, else an element a thread";
+  if (Ins.empty())
+    return Text;
+  std::string Read;
+  for (const Output &O : Ins)
+    Read += (Read.empty() ? "" : ", ") + O.Tensor;
+  return Text + "; the tensors read at the outputs' index (" + Read +
+         ") come in to tiles of their own the same way, by 16-byte cp.async (zeros outside the "
+         "tensor) where aligned, and each element reads its tile";
 }
 
 } // namespace tdsl

@@ -11,8 +11,16 @@
 // access where a run-time test proves the rows and the tensor aligned;
 // else one element a thread, consecutive threads on consecutive elements).
 // The tile takes the operand tiles' bytes (ir::LaunchShape stacks sibling
-// scopes), after a barrier that ends the k loop's reads of them. Not a
-// pass: a piece tile-mma builds its launch from.
+// scopes), after a barrier that ends the k loop's reads of them.
+// A tensor the epilogue reads at the outputs' own index (a residual
+// R[m, n]) comes in the same way, reversed: the block copies its part of
+// the tensor to a shared tile a row at a time (16-byte cp.async where
+// aligned, zeros outside the tensor), and each element reads the tile.
+// Read per element from memory, a lane's 128 loads touch 8 rows in 4-byte
+// pieces, each behind its element's bounds test; from the tile, they are
+// shared loads of the lane's registers' kind, so the epilogue's values can
+// be computed before the stores (passes/MmaEpilogueValues.h). Not a pass:
+// a piece tile-mma builds its launch from.
 //
 // Test: test/passes/tile-mma-epilogue.test
 //
@@ -40,25 +48,31 @@ public:
   /// the tiles take no more than the operand tiles' TileBytes or the
   /// target's shared memory over Resident, the blocks an SM is meant to
   /// hold (two for the default block: both stay possible). Names the
-  /// tiles; why not is in why().
+  /// tiles; why not is in why(). Then the input tensors the epilogue reads
+  /// at that same index, each once, get tiles where all fit.
   bool plan(NameTable &Names, int64_t TileBytes, int64_t Resident);
   const std::string &why() const { return Why; }
 
   /// Epi (one accumulator element's epilogue) with its stores going to
-  /// the shared tiles at block row R, column C.
+  /// the shared tiles at block row R, column C, and its reads of staged
+  /// inputs coming from theirs.
   ir::Stmt toTiles(const ir::Stmt &Epi, const ir::Expr &R, const ir::Expr &C) const;
 
-  /// The staged epilogue: a barrier, PerElement (every element's
-  /// toTiles), a barrier, each tile copied to its tensor by the block's
-  /// threads TX; inside the tiles' allocations. BlockRow and BlockCol: the
-  /// block's first output.
-  ir::Stmt build(NameTable &Names, ir::Stmt PerElement, const std::string &TX,
+  /// The staged epilogue: Values (null: none; the values of every element
+  /// a lane holds, passes/MmaEpilogueValues.h), a barrier, PerElement
+  /// (every element's toTiles), a barrier, each tile copied to its tensor
+  /// by the block's threads TX; inside the tiles' allocations. With staged
+  /// inputs, their copies, a wait for them and a barrier come before
+  /// Values, which read them. BlockRow and BlockCol: the block's first
+  /// output.
+  ir::Stmt build(NameTable &Names, ir::Stmt Values, ir::Stmt PerElement, const std::string &TX,
                  const ir::Expr &BlockRow, const ir::Expr &BlockCol, unsigned Line) const;
 
   /// The note that says what build did.
   std::string note() const;
 
 private:
+  /// A staged tensor: an output, or an input read at the outputs' index.
   struct Output {
     std::string Tensor, Tile;
     DType Type;
@@ -68,11 +82,17 @@ private:
   const ir::Func &F;
   const ContractionNest &N;
   const MmaSchedule &S;
-  std::vector<Output> Outs;
+  std::vector<Output> Outs, Ins;
+  std::vector<std::string> Want; ///< the outputs' index: the batch variables, m, n
   std::string Why;
 
-  ir::Stmt copyOut(NameTable &Names, const Output &O, const std::string &TX,
-                   const ir::Expr &BlockRow, const ir::Expr &BlockCol) const;
+  /// Tile O.Tile copied to its tensor (In: from it) by the block's threads.
+  ir::Stmt copy(NameTable &Names, const Output &O, bool In, const std::string &TX,
+                const ir::Expr &BlockRow, const ir::Expr &BlockCol) const;
+  ir::Buffer tileBuffer(const Output &O) const;
+  static int64_t tileBytes(const MmaSchedule &S, const Output &O) {
+    return S.BlockM * (S.BlockN + pad(O.Type)) * dtypeBytes(O.Type);
+  }
   /// The tile's padding: 16 bytes a row, so that the 8 rows of an
   /// accumulator fragment's store fall in 8 different bank groups.
   static int64_t pad(DType T) { return std::max<int64_t>(1, 16 / dtypeBytes(T)); }

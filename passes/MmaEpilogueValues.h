@@ -3,11 +3,13 @@
 // A piece of tile-mma (passes/TileMma.h), not a pass of its own.
 // Requires: one accumulator element's epilogue, its accumulators read at
 //   the element's fragment position, inside the lets of the row and column
-//   variables, before the line reads' arrays (passes/MmaLineReads.h) hold
-//   0 outside the tensor and the stores go to shared tiles.
+//   variables, after the line reads' arrays (passes/MmaLineReads.h) hold
+//   0 outside the tensor and the stores and reads at the outputs' index
+//   go to shared tiles (passes/MmaEpilogue.h).
 // Ensures: where that epilogue is one store of a value of an accumulator's
-//   type computed from the lane's registers alone (the accumulators, the
-//   line reads' arrays, scalars), two statements: the value into that
+//   type computed from the lane's registers and the block's shared tiles
+//   alone (the accumulators, the line reads' arrays, scalars, staged
+//   inputs), two statements: the value into that
 //   accumulator, which tile-mma runs for every element a lane holds with no
 //   bounds test, and the store of the accumulator, which keeps its test.
 //   The arithmetic and its order are unchanged; each element reads only
@@ -17,9 +19,10 @@
 //   not move instructions across those branches, so a function's chain
 //   (gelu's polynomial, sigmoid's ex2 and rcp) ran one element after
 //   another at the latency of each step; after a short k loop that is much
-//   of the kernel. A value that reads a tensor per element (a residual
-//   R[m, n]) keeps the per-element form: its 128 loads in flight at once
-//   spilled registers beside the accumulators.
+//   of the kernel. A value that reads a tensor per element from memory
+//   keeps the per-element form: a residual R[m, n]'s 128 loads in flight
+//   at once spilled registers beside the accumulators. Staged in a shared
+//   tile first (passes/MmaEpilogue.h), its reads are short and split well.
 // Why here: tile-mma builds the epilogue per element; this decides its
 //   shape before the stores are moved to shared tiles (passes/MmaEpilogue.h).
 //

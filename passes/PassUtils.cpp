@@ -371,6 +371,12 @@ std::vector<Stmt> flattenBlocks(const Stmt &S) {
   return Out;
 }
 
+Stmt prepended(const Stmt &First, Stmt Then, unsigned Line) {
+  std::vector<Stmt> All = flattenBlocks(First);
+  All.push_back(std::move(Then));
+  return block(std::move(All), Line);
+}
+
 LoopRun outerSerialLoops(const Stmt &S) {
   LoopRun R;
   std::vector<std::string> Vars;

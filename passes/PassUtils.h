@@ -121,6 +121,8 @@ bool testsAlignment(const ir::Stmt &S);
 
 /// The statements of S with nested blocks spliced in.
 std::vector<ir::Stmt> flattenBlocks(const ir::Stmt &S);
+/// One block: First's statements (nested blocks spliced in), then Then.
+ir::Stmt prepended(const ir::Stmt &First, ir::Stmt Then, unsigned Line);
 
 
 /// The perfect run of serial loops at the top of S whose bounds use no

@@ -301,14 +301,14 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
     Expr InM = add(mul(var(I), c(16)), Row), InN = add(mul(var(J), c(8)), Col);
     Expr GM = add(add(Sides[0].BlockOffset, Sides[0].WarpOffset), InM);
     Expr GN = add(add(ColSide.BlockOffset, ColSide.WarpOffset), InN);
+    if (Staged)
+      Out = Staging.toTiles(Out, add(Sides[0].WarpOffset, InM), add(ColSide.WarpOffset, InN));
     // The values first, then the stores (passes/MmaEpilogueValues.h).
     std::optional<MmaEpilogueValues> Values;
     if (!Split)
       Values = splitEpilogueValues(F, N, Out, {var(I), var(J), var(E)});
     if (Values)
       Out = Values->Stores;
-    if (Staged)
-      Out = Staging.toTiles(Out, add(Sides[0].WarpOffset, InM), add(ColSide.WarpOffset, InN));
     auto InLets = [&](Stmt Body) {
       return letStmt(N.Row->Var, fromMin(N.Row->Min, GM),
                      letStmt(N.Col->Var, fromMin(N.Col->Min, GN), Body, Line), Line);
@@ -322,19 +322,20 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
                     : InLets(Out);
     Epilogue = PerElement(ifThen(land(lt(GM, N.Row->Extent), lt(GN, N.Col->Extent)), St, nullptr,
                                  Line));
-    if (Staged)
-      Epilogue = Staging.build(Names, Epilogue, TX, Sides[0].BlockOffset, ColSide.BlockOffset,
-                               Line);
-    // Before the staged stores' first barrier: the values touch no shared
-    // memory, so a warp computes them while others finish their k loop.
+    Stmt ValuesFirst;
     if (Values)
-      Epilogue = block({note("[tile-mma] the epilogue's values are computed for every element a "
-                             "lane holds, into its accumulators, before any is stored: with no "
-                             "bounds test (a branch) between them their instructions interleave; "
-                             "only the stores test the bounds",
-                             Line),
-                        PerElement(InLets(Values->Values)), Epilogue},
-                       Line);
+      ValuesFirst = block({note("[tile-mma] the epilogue's values are computed for every element a "
+                                "lane holds, into its accumulators, before any is stored: with no "
+                                "bounds test (a branch) between them their instructions "
+                                "interleave; only the stores test the bounds",
+                                Line),
+                           PerElement(InLets(Values->Values))},
+                          Line);
+    if (Staged)
+      Epilogue = Staging.build(Names, ValuesFirst, Epilogue, TX, Sides[0].BlockOffset,
+                               ColSide.BlockOffset, Line);
+    else if (ValuesFirst)
+      Epilogue = prepended(ValuesFirst, Epilogue, Line);
     if (Lines && !Lines->empty())
       Epilogue = Lines->wrap(Epilogue, GM, GN, I, J, E, Line);
   }
