@@ -149,6 +149,17 @@ Stmt MmaEpilogue::toTiles(const Stmt &Epi, const Expr &R, const Expr &C) const {
   return ToTiles(Tiles, InTiles, Want, R, C).mutate(Epi);
 }
 
+bool MmaEpilogue::tilesOnly(const Stmt &Epi) const {
+  EpilogueScan Scan;
+  Scan.visit(Epi);
+  return !Scan.Other &&
+         llvm::none_of(Scan.Loads,
+                       [&](const LoadNode *L) {
+                         return !L->Indices.empty() && findTensor(F, L->Buffer);
+                       }) &&
+         llvm::none_of(Scan.Stores, [&](const StoreNode *S) { return findTensor(F, S->Buffer); });
+}
+
 /// The block's threads copy tile O.Tile to its tensor, or the tensor to
 /// the tile (In): in 16-byte runs of a row where the run-time test proves
 /// them aligned (an input's by cp.async, zeros outside the tensor), else

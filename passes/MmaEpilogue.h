@@ -6,7 +6,9 @@
 // whose k loop is short (K = 64 or 128: attention scores, batched heads)
 // spends most of its time there. So, where it can, the epilogue computes
 // each output element as before but writes it to a shared tile of the
-// block's outputs, and after a barrier the block copies that tile to the
+// block's outputs (with no bounds test where it reads only registers and
+// tiles: the tile holds every element of the block, and the copy tests the
+// tensor's bounds), and after a barrier the block copies that tile to the
 // tensor row by row, each thread 16 bytes (vectorize makes the copy one
 // access where a run-time test proves the rows and the tensor aligned;
 // else one element a thread, consecutive threads on consecutive elements).
@@ -57,6 +59,12 @@ public:
   /// the shared tiles at block row R, column C, and its reads of staged
   /// inputs coming from theirs.
   ir::Stmt toTiles(const ir::Stmt &Epi, const ir::Expr &R, const ir::Expr &C) const;
+
+  /// Whether Epi (toTiles's result) touches no tensor but scalars: it
+  /// reads registers and shared tiles and writes the tiles, which hold
+  /// every element of the block, so it needs no bounds test (the copies
+  /// to the tensors test them).
+  bool tilesOnly(const ir::Stmt &Epi) const;
 
   /// The staged epilogue: Values (null: none; the values of every element
   /// a lane holds, passes/MmaEpilogueValues.h), a barrier, PerElement

@@ -11,7 +11,8 @@
 //   alone (the accumulators, the line reads' arrays, scalars, staged
 //   inputs), two statements: the value into that
 //   accumulator, which tile-mma runs for every element a lane holds with no
-//   bounds test, and the store of the accumulator, which keeps its test.
+//   bounds test, and the store of the accumulator, which keeps its test
+//   unless it goes to a shared tile (passes/MmaEpilogue.h: tilesOnly).
 //   The arithmetic and its order are unchanged; each element reads only
 //   its own accumulator. Otherwise nothing, and the per-element form stays.
 // Why: each element's test is a branch, 128 a lane at a 64x64 warp tile,

@@ -320,14 +320,23 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
     Stmt St = Split ? SplitK->storePartials(var(SplitV), var(BZ), GM, GN,
                                             {var(I), var(J), var(E)}, Line)
                     : InLets(Out);
-    Epilogue = PerElement(ifThen(land(lt(GM, N.Row->Extent), lt(GN, N.Col->Extent)), St, nullptr,
-                                 Line));
+    // Stores to the shared tiles of values in registers need no test.
+    const bool Unguarded = Staged && Staging.tilesOnly(St);
+    Epilogue = PerElement(Unguarded ? St
+                                    : ifThen(land(lt(GM, N.Row->Extent), lt(GN, N.Col->Extent)),
+                                             St, nullptr, Line));
+    if (Unguarded)
+      Epilogue = block({note("[tile-mma] every element a lane holds goes to the output tiles with "
+                             "no bounds test (a branch each): the copies to the tensors test them",
+                             Line),
+                        Epilogue},
+                       Line);
     Stmt ValuesFirst;
     if (Values)
       ValuesFirst = block({note("[tile-mma] the epilogue's values are computed for every element a "
                                 "lane holds, into its accumulators, before any is stored: with no "
                                 "bounds test (a branch) between them their instructions "
-                                "interleave; only the stores test the bounds",
+                                "interleave",
                                 Line),
                            PerElement(InLets(Values->Values))},
                           Line);
