@@ -199,10 +199,25 @@ Stmt MmaEpilogue::copy(NameTable &Names, const Output &O, bool In, const std::st
                            Per > 1 ? mul(imod(var(Q), c(PerRow)), c(Per)) : imod(var(Q), c(PerRow)),
                            Body, Line),
                    Line);
-    if (Total % Threads)
+    // An input's element loads, more than the unroll pass unrolls, go as
+    // a rolled loop over unrolled runs of 8, so that each thread has 8
+    // loads in flight rather than one.
+    int64_t Rounds = (Total + Threads - 1) / Threads;
+    int64_t RunOf = In && Per == 1 && Rounds > 16 ? 8 : Rounds;
+    int64_t Outer = (Rounds + RunOf - 1) / RunOf;
+    if (Total % Threads || Outer * RunOf != Rounds)
       Body = ifThen(lt(var(Q), c(Total)), Body, nullptr, Line);
-    Body = letStmt(Q, add(var(TX), mul(var(Cc), c(Threads))), Body, Line);
-    Stmt Loop = unrolled(Cc, (Total + Threads - 1) / Threads, Body, Line);
+    Stmt Loop;
+    if (Outer == 1) {
+      Body = letStmt(Q, add(var(TX), mul(var(Cc), c(Threads))), Body, Line);
+      Loop = unrolled(Cc, Rounds, Body, Line);
+    } else {
+      std::string Co = Names.fresh("co");
+      Body = letStmt(Q, add(var(TX), mul(add(mul(var(Co), c(RunOf)), var(Cc)), c(Threads))), Body,
+                     Line);
+      Loop = std::make_shared<ForNode>(Co, c(0), c(Outer), ForKind::Serial, 1,
+                                       unrolled(Cc, RunOf, Body, Line), Line);
+    }
     if (In && Per > 1)
       Loop = block({Loop, std::make_shared<AsyncCommitNode>(Line)}, Line);
     return Loop;
