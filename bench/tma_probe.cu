@@ -1,0 +1,462 @@
+// tma-probe: how the operand tiles of tile-mma's large f16 GEMM block reach
+// shared memory, three ways, each timed as a whole GEMM against cuBLAS in
+// the same run.
+//
+// Every form runs the block tile-mma emits for a plain f16 product of many
+// output tiles: 256x128 outputs, eight warps of 64x64 (4x8 mma.sync m16n8k16
+// tiles each), fragments by ldmatrix (.trans for B) one k step ahead, f32
+// accumulators, C written through a padded shared tile in 16-byte rows. The
+// forms differ only in how each k tile of A[M, K] and B[K, N] arrives:
+//
+//   cp.async      every thread copies 16-byte pieces into a ring of 4 stages
+//                 (k tile 32), waits for its own with wait_group, and a block
+//                 barrier per k tile publishes them and frees the stage the
+//                 next copies refill: the form tile-mma emits today.
+//   tma           one thread asks the bulk tensor copy engine (sm_90) for the
+//                 stage's A box and two B boxes (k tile 64, rows of 128 bytes
+//                 in its 128-byte swizzle, 3 stages), which complete on the
+//                 stage's mbarrier; every thread waits there; the block
+//                 barrier per k tile stays.
+//   tma+release   the same, with a second mbarrier per stage on which each
+//                 warp arrives once it has loaded its last fragments from the
+//                 stage; the thread that refills a stage waits there, so the
+//                 k loop has no block barrier and the warps drift apart.
+//
+// Offsets are 32-bit, as in tile-mma's kernels for tensors under 2^31
+// elements (the shapes must keep M K, K N and M N below that). The three give bit-identical C (the same mma in the same order); the
+// program checks that, and checks the cp.async form against cuBLAS. The
+// engine zero-fills a box's elements outside the tensor, so every M, N and
+// K works wherever the rows are 16-byte aligned (K % 8 == 0, N % 8 == 0).
+//
+// Usage: tdsl-tma-probe [--check] [M N K]...   (default: a set of large
+// shapes; --check: the checks without the timing, for the sanitizers)
+#include <cublas_v2.h>
+#include <cuda.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <cudaTypedefs.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace {
+
+enum class Feed { CpAsync, Tma, TmaRelease };
+
+constexpr int kBlockM = 256, kBlockN = 128, kThreads = 256;
+constexpr int kOutPitch = kBlockN + 8; // the output tile's padded row
+
+__device__ __forceinline__ uint32_t smemAddr(const void *p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+// Offset o of a row-major buffer, bits [Base, Base + Bits) XORed with the
+// bits Shift above them (tdsl_swizzle of tdsl/device.cuh). On element
+// offsets of f16, (2, 3, 3) is the engine's 64-byte swizzle and (3, 3, 3)
+// its 128-byte swizzle, for buffers aligned to 512 and 1024 bytes.
+template <int Bits, int Base, int Shift> __device__ __forceinline__ int swizzle(int o) {
+  return o ^ (((o >> (Base + Shift)) & ((1 << Bits) - 1)) << Base);
+}
+template <int KT> __device__ __forceinline__ int swizzleA(int o) {
+  if constexpr (KT == 32)
+    return swizzle<2, 3, 3>(o);
+  else
+    return swizzle<3, 3, 3>(o);
+}
+
+__device__ __forceinline__ void ldsm4(uint32_t *r, const void *p, bool trans) {
+  if (trans)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(smemAddr(p)));
+  else
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(smemAddr(p)));
+}
+__device__ __forceinline__ void mma(float *c, const uint32_t *a, const uint32_t *b) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+               "{%8,%9}, {%0,%1,%2,%3};\n"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+__device__ __forceinline__ void cpAsync16(void *dst, const void *src, bool valid) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smemAddr(dst)), "l"(src),
+               "r"(valid ? 16 : 0));
+}
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+__device__ __forceinline__ void mbarInit(uint64_t *bar, int count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smemAddr(bar)), "r"(count));
+}
+__device__ __forceinline__ void mbarExpect(uint64_t *bar, int bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smemAddr(bar)), "r"(bytes)
+               : "memory");
+}
+__device__ __forceinline__ void mbarArrive(uint64_t *bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smemAddr(bar)) : "memory");
+}
+__device__ __forceinline__ void mbarWait(uint64_t *bar, int parity) {
+  asm volatile("{\n .reg .pred p;\n WAIT_%=:\n"
+               " mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+               " @!p bra WAIT_%=;\n}" ::"r"(smemAddr(bar)),
+               "r"(parity)
+               : "memory");
+}
+// A 2-D box at (inner c0, outer c1) of the tensor behind map, into dst.
+__device__ __forceinline__ void tmaLoad(void *dst, const CUtensorMap *map, int c0, int c1, uint64_t *bar) {
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+               " [%0], [%1, {%2, %3}], [%4];" ::"r"(smemAddr(dst)),
+               "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(smemAddr(bar))
+               : "memory");
+}
+#endif
+
+// Shared memory of a form: S stages of A [256][KT] and B as two halves of
+// [KT][64] (each warp's 64 columns one half, so both copy forms lay B out
+// alike), then the mbarriers. The output tile reuses the stages.
+__host__ __device__ constexpr int stageBytes(int KT) { return kBlockM * KT * 2 + KT * kBlockN * 2; }
+__host__ __device__ constexpr int smemBytes(int KT, int S) { return S * stageBytes(KT) + 2 * S * 8; }
+
+template <Feed F, int KT, int S>
+__global__ void __launch_bounds__(kThreads)
+gemm(const __grid_constant__ CUtensorMap mapA, const __grid_constant__ CUtensorMap mapB, const __half *A,
+     const __half *B, __half *C, int M, int K, int N) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  extern __shared__ __align__(1024) unsigned char smem[];
+  constexpr int KS = KT / 16; // mma k steps a k tile
+  constexpr int aBytes = kBlockM * KT * 2;
+  auto *As = reinterpret_cast<__half(*)[kBlockM * KT]>(smem);
+  auto *Bs = reinterpret_cast<__half(*)[2][KT * 64]>(smem + S * aBytes);
+  uint64_t *full = reinterpret_cast<uint64_t *>(smem + S * stageBytes(KT));
+  uint64_t *freed = full + S;
+  const int tx = threadIdx.x, lane = tx % 32, warp = tx / 32;
+  // Output tiles in groups of 8 tile rows, as tile-mma orders them.
+  const int tilesN = (N + kBlockN - 1) / kBlockN, pid = blockIdx.x;
+  const int first = pid / (8 * tilesN) * 8;
+  const int rowsLeft = (M + kBlockM - 1) / kBlockM - first, size = rowsLeft < 8 ? rowsLeft : 8;
+  const int tm = first + pid % size, tn = pid % (8 * tilesN) / size;
+  const int tiles = (K + KT - 1) / KT;
+
+  auto fill = [&](int t) {
+    const int s = t % S;
+    if constexpr (F == Feed::CpAsync) {
+#pragma unroll
+      for (int c = 0; c < KT / 8; ++c) {
+        const int q = tx + c * kThreads, r = q / (KT / 8), col = q % (KT / 8) * 8;
+        cpAsync16(&As[s][swizzleA<KT>(r * KT + col)], &A[(tm * kBlockM + r) * K + t * KT + col],
+                  tm * kBlockM + r < M && t * KT + col < K);
+      }
+#pragma unroll
+      for (int c = 0; c < KT / 16; ++c) {
+        const int q = tx + c * kThreads, r = q / 16, col = q % 16 * 8;
+        cpAsync16(&Bs[s][col / 64][swizzle<3, 3, 3>(r * 64 + col % 64)],
+                  &B[(t * KT + r) * N + tn * kBlockN + col], tn * kBlockN + col < N && t * KT + r < K);
+      }
+    } else {
+      mbarExpect(&full[s], stageBytes(KT));
+      tmaLoad(As[s], &mapA, t * KT, tm * kBlockM, &full[s]);
+      tmaLoad(Bs[s][0], &mapB, tn * kBlockN, t * KT, &full[s]);
+      tmaLoad(Bs[s][1], &mapB, tn * kBlockN + 64, t * KT, &full[s]);
+    }
+  };
+  uint32_t fa[2][16], fb[2][16];
+  auto load = [&](int buf, int s, int ks) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+      ldsm4(&fa[buf][i * 4],
+            &As[s][swizzleA<KT>((warp / 2 * 64 + i * 16 + lane / 8 % 2 * 8 + lane % 8) * KT + ks * 16 + lane / 16 * 8)],
+            false);
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+      ldsm4(&fb[buf][j * 4],
+            &Bs[s][warp % 2][swizzle<3, 3, 3>((ks * 16 + lane / 8 % 2 * 8 + lane % 8) * 64 + j * 16 + lane / 16 * 8)],
+            true);
+  };
+  // Waits until stage s holds k tile t.
+  auto arrived = [&](int t) {
+    if constexpr (F == Feed::CpAsync) {
+      asm volatile("cp.async.wait_group %0;\n" ::"n"(S - 2));
+    } else {
+      mbarWait(&full[t % S], t / S & 1);
+    }
+  };
+
+  float acc[128];
+#pragma unroll
+  for (int e = 0; e < 128; ++e)
+    acc[e] = 0.0f;
+  if (F != Feed::CpAsync && tx == 0) {
+    for (int s = 0; s < S; ++s) {
+      mbarInit(&full[s], 1);
+      mbarInit(&freed[s], 8);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+  for (int t = 0; t < S - 1; ++t) {
+    if (t < tiles && (F == Feed::CpAsync || tx == 0))
+      fill(t);
+    if (F == Feed::CpAsync)
+      asm volatile("cp.async.commit_group;\n" ::);
+  }
+  if (tiles > 0) {
+    arrived(0);
+    if (F == Feed::CpAsync)
+      __syncthreads();
+    load(0, 0, 0);
+  }
+  for (int kt = 0; kt < tiles; ++kt) {
+    const int s = kt % S;
+#pragma unroll
+    for (int ks = 0; ks < KS; ++ks) {
+      if (ks + 1 < KS) {
+        load((ks + 1) & 1, s, ks + 1);
+        if (F == Feed::TmaRelease && ks + 2 == KS && lane == 0)
+          mbarArrive(&freed[s]); // this warp's last reads of stage s
+      } else {
+        if (kt + 1 < tiles || F == Feed::CpAsync)
+          arrived(kt + 1);
+        if (F != Feed::TmaRelease)
+          __syncthreads();
+        if (kt + 1 < tiles)
+          load(0, (kt + 1) % S, 0);
+      }
+      if (ks == 0) {
+        // Refill the stage k tile kt - 1 used: every warp has passed its
+        // reads there (the barrier of step kt - 1, or its release).
+        const int t = kt + S - 1;
+        if (F == Feed::CpAsync) {
+          if (t < tiles)
+            fill(t);
+          asm volatile("cp.async.commit_group;\n" ::);
+        } else if (tx == 0 && t < tiles) {
+          if (F == Feed::TmaRelease && kt > 0)
+            mbarWait(&freed[(kt - 1) % S], (kt - 1) / S & 1);
+          fill(t);
+        }
+      }
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+          mma(&acc[(i * 8 + j) * 4], &fa[ks & 1][i * 4], &fb[ks & 1][j * 2]);
+    }
+  }
+  if (F == Feed::CpAsync)
+    asm volatile("cp.async.wait_group 0;\n" ::);
+  auto *Out = reinterpret_cast<__half(*)[kOutPitch]>(smem);
+  __syncthreads();
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        Out[warp / 2 * 64 + i * 16 + lane / 4 + e / 2 * 8][warp % 2 * 64 + j * 8 + lane % 4 * 2 + e % 2] =
+            __float2half_rn(acc[(i * 8 + j) * 4 + e]);
+  __syncthreads();
+#pragma unroll
+  for (int c = 0; c < 16; ++c) {
+    const int q = tx + c * kThreads, r = q / 16, col = q % 16 * 8;
+    if (tm * kBlockM + r < M && tn * kBlockN + col < N)
+      *reinterpret_cast<uint4 *>(&C[(tm * kBlockM + r) * N + tn * kBlockN + col]) =
+          *reinterpret_cast<const uint4 *>(&Out[r][col]);
+  }
+#else
+  __trap(); // the copy engine and mbarrier transactions are sm_90's
+#endif
+}
+
+#define CHECK(x)                                                                                                 \
+  do {                                                                                                           \
+    if (auto e = (x); e != 0) {                                                                                  \
+      std::fprintf(stderr, "tma-probe: %s failed (%d) at line %d\n", #x, int(e), __LINE__);                     \
+      std::exit(1);                                                                                              \
+    }                                                                                                            \
+  } while (0)
+
+PFN_cuTensorMapEncodeTiled_v12000 encodeTiled;
+
+// The map of a row-major f16 matrix of rows x cols, boxes of boxRows x
+// boxCols landing in the given swizzle; elements outside read as zero.
+CUtensorMap tensorMap(const __half *p, int rows, int cols, int boxRows, int boxCols, CUtensorMapSwizzle swizzle) {
+  CUtensorMap map;
+  cuuint64_t dims[2] = {cuuint64_t(cols), cuuint64_t(rows)};
+  cuuint64_t strides[1] = {cuuint64_t(cols) * 2};
+  cuuint32_t box[2] = {cuuint32_t(boxCols), cuuint32_t(boxRows)};
+  cuuint32_t step[2] = {1, 1};
+  CHECK(encodeTiled(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, const_cast<__half *>(p), dims, strides, box, step,
+                    CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                    CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+  return map;
+}
+
+// The median of 7 timings of reps back-to-back launches, in ms a launch.
+template <typename Launch> float medianMs(Launch launch, int reps) {
+  cudaEvent_t t0, t1;
+  cudaEventCreate(&t0);
+  cudaEventCreate(&t1);
+  std::vector<float> ms;
+  for (int r = 0; r < 7; ++r) {
+    cudaEventRecord(t0);
+    for (int i = 0; i < reps; ++i)
+      launch();
+    cudaEventRecord(t1);
+    cudaEventSynchronize(t1);
+    float t;
+    cudaEventElapsedTime(&t, t0, t1);
+    ms.push_back(t / reps);
+  }
+  cudaEventDestroy(t0);
+  cudaEventDestroy(t1);
+  std::sort(ms.begin(), ms.end());
+  return ms[3];
+}
+
+template <Feed F, int KT, int S> void prepare() {
+  CHECK(cudaFuncSetAttribute(gemm<F, KT, S>, cudaFuncAttributeMaxDynamicSharedMemorySize, smemBytes(KT, S)));
+}
+
+// Times one shape; returns false where a check failed.
+bool probe(cublasHandle_t handle, int M, int N, int K, bool timed) {
+  const size_t na = size_t(M) * K, nb = size_t(K) * N, nc = size_t(M) * N;
+  std::vector<__half> ha(na), hb(nb);
+  uint32_t seed = 12345;
+  auto next = [&] { return (seed = seed * 1664525u + 1013904223u) >> 16; };
+  for (auto &x : ha) // multiples of 1/8 in [-1, 1]: products and sums exact
+    x = __float2half(float(int(next() % 17) - 8) / 8);
+  for (auto &x : hb)
+    x = __float2half(float(int(next() % 17) - 8) / 8);
+  __half *A, *B, *C[4];
+  CHECK(cudaMalloc(&A, na * 2));
+  CHECK(cudaMalloc(&B, nb * 2));
+  for (auto &c : C)
+    CHECK(cudaMalloc(&c, nc * 2));
+  CHECK(cudaMemcpy(A, ha.data(), na * 2, cudaMemcpyHostToDevice));
+  CHECK(cudaMemcpy(B, hb.data(), nb * 2, cudaMemcpyHostToDevice));
+  // compute-sanitizer's initcheck reports every byte of cuBLAS's output as
+  // never written unless it was set before: set it, so that a clean report
+  // speaks for the forms here.
+  CHECK(cudaMemset(C[0], 0, nc * 2));
+  const CUtensorMap a32 = tensorMap(A, M, K, kBlockM, 32, CU_TENSOR_MAP_SWIZZLE_64B);
+  const CUtensorMap a64 = tensorMap(A, M, K, kBlockM, 64, CU_TENSOR_MAP_SWIZZLE_128B);
+  const CUtensorMap b64 = tensorMap(B, K, N, 64, 64, CU_TENSOR_MAP_SWIZZLE_128B);
+  const int grid = ((M + kBlockM - 1) / kBlockM) * ((N + kBlockN - 1) / kBlockN);
+  const float one = 1, zero = 0;
+  auto cublas = [&] { // row-major C = A B is column-major C^T = B^T A^T
+    cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, B, CUDA_R_16F, N, A, CUDA_R_16F, K, &zero, C[0],
+                 CUDA_R_16F, N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+  };
+  auto cpAsync = [&] {
+    gemm<Feed::CpAsync, 32, 4><<<grid, kThreads, smemBytes(32, 4)>>>(a32, b64, A, B, C[1], M, K, N);
+  };
+  auto tma = [&] { gemm<Feed::Tma, 64, 3><<<grid, kThreads, smemBytes(64, 3)>>>(a64, b64, A, B, C[2], M, K, N); };
+  auto release = [&] {
+    gemm<Feed::TmaRelease, 64, 3><<<grid, kThreads, smemBytes(64, 3)>>>(a64, b64, A, B, C[3], M, K, N);
+  };
+  cublas();
+  cpAsync();
+  tma();
+  release();
+  CHECK(cudaDeviceSynchronize());
+  std::vector<__half> hc[4];
+  for (int v = 0; v < 4; ++v) {
+    hc[v].resize(nc);
+    CHECK(cudaMemcpy(hc[v].data(), C[v], nc * 2, cudaMemcpyDeviceToHost));
+  }
+  double worst = 0; // cp.async against cuBLAS, relative to max(1, |C|)
+  size_t differ[2] = {0, 0};
+  for (size_t i = 0; i < nc; ++i) {
+    const float ref = __half2float(hc[0][i]), mine = __half2float(hc[1][i]);
+    worst = std::max(worst, double(std::fabs(mine - ref)) / std::max(1.0f, std::fabs(ref)));
+    differ[0] += !(__half2float(hc[2][i]) == mine);
+    differ[1] += !(__half2float(hc[3][i]) == mine);
+  }
+  const bool ok = worst <= 1e-2 && differ[0] == 0 && differ[1] == 0;
+  if (!timed) {
+    std::printf("%5d x %5d x %5d | checked | %s\n", M, N, K, ok ? "ok" : "FAILED");
+    if (!ok)
+      std::printf("  cp.async vs cuBLAS %.3g; tma, tma+release elements differing from cp.async: %zu, %zu\n", worst,
+                  differ[0], differ[1]);
+  }
+  if (!timed) {
+    cudaFree(A);
+    cudaFree(B);
+    for (auto &c : C)
+      cudaFree(c);
+    return ok;
+  }
+  const int reps = std::max(3, int(4e11 / (2.0 * M * N * K)));
+  float ms[4] = {};
+  for (int round = 0; round < 3; ++round) { // alternate; keep the last round
+    ms[0] = medianMs(cublas, reps);
+    ms[1] = medianMs(cpAsync, reps);
+    ms[2] = medianMs(tma, reps);
+    ms[3] = medianMs(release, reps);
+  }
+  const double flop = 2.0 * M * N * K;
+  std::printf("%5d x %5d x %5d | %8.4f | %6.3f %6.0f | %6.3f %6.0f | %6.3f %6.0f | %s\n", M, N, K, ms[0],
+              ms[0] / ms[1], flop / ms[1] / 1e9, ms[0] / ms[2], flop / ms[2] / 1e9, ms[0] / ms[3],
+              flop / ms[3] / 1e9, ok ? "ok" : "FAILED");
+  if (!ok)
+    std::printf("  cp.async vs cuBLAS %.3g; tma, tma+release elements differing from cp.async: %zu, %zu\n", worst,
+                differ[0], differ[1]);
+  cudaFree(A);
+  cudaFree(B);
+  for (auto &c : C)
+    cudaFree(c);
+  return ok;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  int device = 0, major = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) {
+    std::fprintf(stderr, "tma-probe: no CUDA device\n");
+    return 2;
+  }
+  if (major < 9) {
+    std::fprintf(stderr, "tma-probe: the bulk tensor copy engine needs sm_90 or newer\n");
+    return 2;
+  }
+  cudaDriverEntryPointQueryResult found;
+  CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", reinterpret_cast<void **>(&encodeTiled), 12000,
+                                         cudaEnableDefault, &found));
+  const bool timed = !(argc > 1 && std::string(argv[1]) == "--check");
+  std::vector<int> shapes;
+  for (int i = timed ? 1 : 2; i + 2 < argc; i += 3)
+    for (int j = 0; j < 3; ++j)
+      shapes.push_back(std::atoi(argv[i + j]));
+  if (shapes.empty())
+    shapes = {4096, 4096, 4096, 8192, 8192, 8192, 4096, 11008, 4096, 4096, 4096, 1024, 8192, 3072, 768,
+              3000, 5000, 1000, 1000, 3000, 776};
+  for (size_t i = 0; i < shapes.size(); i += 3)
+    if (shapes[i] < 1 || shapes[i + 1] % 8 || shapes[i + 2] % 8 || shapes[i + 1] < 8 || shapes[i + 2] < 8 ||
+        int64_t(std::max({shapes[i], shapes[i + 1], shapes[i + 2]})) *
+                std::max({std::min(shapes[i], shapes[i + 1]), std::min(shapes[i + 1], shapes[i + 2]),
+                          std::min(shapes[i], shapes[i + 2])}) >=
+            (int64_t(1) << 31)) {
+      std::fprintf(stderr,
+                   "tma-probe: %d x %d x %d: N and K must be positive multiples of 8 (rows of 16 bytes), and each "
+                   "matrix under 2^31 elements\n",
+                   shapes[i], shapes[i + 1], shapes[i + 2]);
+      return 2;
+    }
+  prepare<Feed::CpAsync, 32, 4>();
+  prepare<Feed::Tma, 64, 3>();
+  prepare<Feed::TmaRelease, 64, 3>();
+  cublasHandle_t handle;
+  CHECK(cublasCreate(&handle));
+  std::printf("f16 GEMM, C = A B, row-major; each form: cuBLAS ms / form ms, then TFLOP/s\n");
+  std::printf("    M x     N x     K | cuBLAS ms | cp.async      | tma           | tma+release   | check\n");
+  bool ok = true;
+  for (size_t i = 0; i < shapes.size(); i += 3)
+    ok = probe(handle, shapes[i], shapes[i + 1], shapes[i + 2], timed) && ok;
+  cublasDestroy(handle);
+  return ok ? 0 : 1;
+}
