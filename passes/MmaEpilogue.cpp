@@ -52,8 +52,8 @@ bool atIndex(const std::vector<Expr> &Indices, const std::vector<std::string> &W
 class ToTiles : public IRMutator {
 public:
   ToTiles(const llvm::StringMap<std::string> &Tiles, const llvm::StringMap<std::string> &InTiles,
-          const std::vector<std::string> &Want, Expr R, Expr C)
-      : Tiles(Tiles), InTiles(InTiles), Want(Want), R(std::move(R)), C(std::move(C)) {}
+          std::vector<std::string> Want, Expr R, Expr C)
+      : Tiles(Tiles), InTiles(InTiles), Want(std::move(Want)), R(std::move(R)), C(std::move(C)) {}
 
 protected:
   Stmt visitStore(const StoreNode &N, const Stmt &S) override {
@@ -71,7 +71,7 @@ protected:
 
 private:
   const llvm::StringMap<std::string> &Tiles, &InTiles;
-  const std::vector<std::string> &Want;
+  const std::vector<std::string> Want;
   Expr R, C;
 };
 
@@ -85,24 +85,19 @@ bool MmaEpilogue::plan(NameTable &Names, int64_t TileBytes, int64_t Resident) {
   EpilogueScan Scan;
   for (const Stmt &St : N.Epilogue)
     Scan.visit(St);
-  std::vector<Output> Found;
+  std::vector<StagedTile> Found;
   if (Scan.Other || Scan.Stores.empty()) {
     Why = "the epilogue is not unconditional elementwise stores";
     return false;
   }
-  // The index a staged store must use: the batch loops', then m, then n.
-  Want.clear();
-  for (const ForNode *B : N.Batch)
-    Want.push_back(B->Var);
-  Want.push_back(N.Row->Var);
-  Want.push_back(N.Col->Var);
+  const std::vector<std::string> Want = outputIndex();
   for (const StoreNode *St : Scan.Stores) {
     const Buffer *T = findTensor(F, St->Buffer);
     if (!T || !atIndex(St->Indices, Want)) {
       Why = "'" + St->Buffer + "' is not stored at the contraction's own index";
       return false;
     }
-    if (llvm::any_of(Found, [&](const Output &O) { return O.Tensor == St->Buffer; }) ||
+    if (llvm::any_of(Found, [&](const StagedTile &O) { return O.Tensor == St->Buffer; }) ||
         llvm::any_of(Scan.Loads, [&](const LoadNode *L) { return L->Buffer == St->Buffer; })) {
       Why = "'" + St->Buffer + "' is stored twice or read back";
       return false;
@@ -110,17 +105,17 @@ bool MmaEpilogue::plan(NameTable &Names, int64_t TileBytes, int64_t Resident) {
     Found.push_back({St->Buffer, "", T->Type, St->Indices, St->SrcLine});
   }
   // The tensors read at that index, each once.
-  std::vector<Output> Read;
+  std::vector<StagedTile> Read;
   for (const LoadNode *L : Scan.Loads) {
     const Buffer *T = findTensor(F, L->Buffer);
     if (T && atIndex(L->Indices, Want) &&
-        llvm::none_of(Read, [&](const Output &O) { return O.Tensor == L->Buffer; }))
+        llvm::none_of(Read, [&](const StagedTile &O) { return O.Tensor == L->Buffer; }))
       Read.push_back({L->Buffer, "", T->Type, L->Indices, Found.front().Line});
   }
   int64_t Need = 0, ReadNeed = 0;
-  for (const Output &O : Found)
+  for (const StagedTile &O : Found)
     Need += tileBytes(S, O);
-  for (const Output &O : Read)
+  for (const StagedTile &O : Read)
     ReadNeed += tileBytes(S, O);
   int64_t Allowed = std::max(TileBytes, F.MaxSharedBytes / Resident);
   if (Need > Allowed) {
@@ -133,20 +128,29 @@ bool MmaEpilogue::plan(NameTable &Names, int64_t TileBytes, int64_t Resident) {
     Read.clear();
   Outs = std::move(Found);
   Ins = std::move(Read);
-  for (Output &O : Outs)
+  for (StagedTile &O : Outs)
     O.Tile = Names.fresh(O.Tensor + "_out");
-  for (Output &O : Ins)
+  for (StagedTile &O : Ins)
     O.Tile = Names.fresh(O.Tensor + "_in");
   return true;
 }
 
+std::vector<std::string> MmaEpilogue::outputIndex() const {
+  std::vector<std::string> Index;
+  for (const ForNode *B : N.Batch)
+    Index.push_back(B->Var);
+  Index.push_back(N.Row->Var);
+  Index.push_back(N.Col->Var);
+  return Index;
+}
+
 Stmt MmaEpilogue::toTiles(const Stmt &Epi, const Expr &R, const Expr &C) const {
   llvm::StringMap<std::string> Tiles, InTiles;
-  for (const Output &O : Outs)
+  for (const StagedTile &O : Outs)
     Tiles[O.Tensor] = O.Tile;
-  for (const Output &O : Ins)
+  for (const StagedTile &O : Ins)
     InTiles[O.Tensor] = O.Tile;
-  return ToTiles(Tiles, InTiles, Want, R, C).mutate(Epi);
+  return ToTiles(Tiles, InTiles, outputIndex(), R, C).mutate(Epi);
 }
 
 bool MmaEpilogue::tilesOnly(const Stmt &Epi) const {
@@ -165,7 +169,7 @@ bool MmaEpilogue::tilesOnly(const Stmt &Epi) const {
 /// them aligned (an input's by cp.async, zeros outside the tensor), else
 /// an element a thread. Work item q of Total: row q / PerRow, run or
 /// element q % PerRow.
-Stmt MmaEpilogue::copy(NameTable &Names, const Output &O, bool In, const std::string &TX,
+Stmt MmaEpilogue::copy(NameTable &Names, const StagedTile &O, bool In, const std::string &TX,
                        const Expr &BlockRow, const Expr &BlockCol) const {
   const int64_t Threads = S.threads();
   const unsigned Line = O.Line;
@@ -243,7 +247,7 @@ Stmt MmaEpilogue::build(NameTable &Names, Stmt Values, Stmt PerElement, const st
   // while others finish their k loop.
   Body.push_back(barrier(Line));
   if (!Ins.empty()) {
-    for (const Output &O : Ins)
+    for (const StagedTile &O : Ins)
       Body.push_back(copy(Names, O, true, TX, BlockRow, BlockCol));
     Body.push_back(std::make_shared<AsyncWaitNode>(0u, Line));
     Body.push_back(barrier(Line));
@@ -253,13 +257,13 @@ Stmt MmaEpilogue::build(NameTable &Names, Stmt Values, Stmt PerElement, const st
   // The second barrier opens the copies: it carries their line.
   Body.push_back(std::move(PerElement));
   Body.push_back(barrier(Outs.front().Line));
-  for (const Output &O : Outs)
+  for (const StagedTile &O : Outs)
     Body.push_back(copy(Names, O, false, TX, BlockRow, BlockCol));
   Stmt Out = block(std::move(Body));
-  std::vector<const Output *> Tiles;
-  for (const Output &O : Outs)
+  std::vector<const StagedTile *> Tiles;
+  for (const StagedTile &O : Outs)
     Tiles.push_back(&O);
-  for (const Output &O : Ins)
+  for (const StagedTile &O : Ins)
     Tiles.push_back(&O);
   for (auto It = Tiles.rbegin(); It != Tiles.rend(); ++It) {
     Out = allocate(tileBuffer(**It), Out, Line);
@@ -267,7 +271,7 @@ Stmt MmaEpilogue::build(NameTable &Names, Stmt Values, Stmt PerElement, const st
   return Values && Ins.empty() ? prepended(Values, Out, Line) : Out;
 }
 
-Buffer MmaEpilogue::tileBuffer(const Output &O) const {
+Buffer MmaEpilogue::tileBuffer(const StagedTile &O) const {
   Buffer T = tempBuffer(O.Tile, O.Type, {c(S.BlockM), c(S.BlockN)}, MemScope::Shared);
   T.Padding = {0, pad(O.Type)};
   T.ExtentNames = {"block_m", "block_n"};
@@ -276,7 +280,7 @@ Buffer MmaEpilogue::tileBuffer(const Output &O) const {
 
 std::string MmaEpilogue::note() const {
   std::string Names;
-  for (const Output &O : Outs)
+  for (const StagedTile &O : Outs)
     Names += (Names.empty() ? "" : ", ") + O.Tensor;
   std::string Text = "[tile-mma] the outputs (" + Names + ") go through shared tiles of " +
                      std::to_string(S.BlockM) + "x" + std::to_string(S.BlockN) +
@@ -286,7 +290,7 @@ std::string MmaEpilogue::note() const {
   if (Ins.empty())
     return Text;
   std::string Read;
-  for (const Output &O : Ins)
+  for (const StagedTile &O : Ins)
     Read += (Read.empty() ? "" : ", ") + O.Tensor;
   return Text + "; the tensors read at the outputs' index (" + Read +
          ") come in to tiles of their own the same way, by 16-byte cp.async (zeros outside the "

@@ -81,7 +81,7 @@ public:
 
 private:
   /// A staged tensor: an output, or an input read at the outputs' index.
-  struct Output {
+  struct StagedTile {
     std::string Tensor, Tile;
     DType Type;
     std::vector<ir::Expr> Indices; ///< the epilogue's store's: [batch..., m, n]
@@ -90,15 +90,18 @@ private:
   const ir::Func &F;
   const ContractionNest &N;
   const MmaSchedule &S;
-  std::vector<Output> Outs, Ins;
-  std::vector<std::string> Want; ///< the outputs' index: the batch variables, m, n
+  std::vector<StagedTile> Outs, Ins;
   std::string Why;
 
+  /// The index a staged tensor is accessed at: the batch loops' variables,
+  /// then m, then n.
+  std::vector<std::string> outputIndex() const;
+
   /// Tile O.Tile copied to its tensor (In: from it) by the block's threads.
-  ir::Stmt copy(NameTable &Names, const Output &O, bool In, const std::string &TX,
+  ir::Stmt copy(NameTable &Names, const StagedTile &O, bool In, const std::string &TX,
                 const ir::Expr &BlockRow, const ir::Expr &BlockCol) const;
-  ir::Buffer tileBuffer(const Output &O) const;
-  static int64_t tileBytes(const MmaSchedule &S, const Output &O) {
+  ir::Buffer tileBuffer(const StagedTile &O) const;
+  static int64_t tileBytes(const MmaSchedule &S, const StagedTile &O) {
     return S.BlockM * (S.BlockN + pad(O.Type)) * dtypeBytes(O.Type);
   }
   /// The tile's padding: 16 bytes a row, so that the 8 rows of an
