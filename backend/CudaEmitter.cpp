@@ -538,6 +538,12 @@ std::string unsupportedStatement(const Stmt &S) {
       if (Found.empty())
         Found = "launch '" + N.Name + "'";
     }
+    // The copy engine reads through a tensor map made on the host and
+    // passed by value; the launchers make none yet.
+    void visitTensorCopy(const TensorCopyNode &N) override {
+      if (Found.empty())
+        Found = "a tensor_copy of '" + N.Src + "' (it needs a tensor map from the launcher)";
+    }
   } F;
   F.visit(S);
   return F.Found;
@@ -1129,6 +1135,17 @@ void FuncEmitter::emitStmt(const Stmt &S, ExprWriter &W, bool Last) {
     line() << "tdsl_cp_async_wait<" << static_cast<const AsyncWaitNode &>(*S).Pending
            << ">();\n";
     return;
+  case StmtKind::Mbarrier: {
+    const auto &N = static_cast<const MbarrierNode &>(*S);
+    const Buffer &B = *W.Buffers.lookup(N.Buffer).Buf;
+    std::string Bar = "reinterpret_cast<uint64_t *>(&" + W.element(B, {N.Index}) + ")";
+    line() << "tdsl_mbarrier_" << mbarrierOpName(N.Op) << "(" << Bar;
+    if (N.Value)
+      OS << ", int(" << W.str(N.Value) << ")";
+    OS << ");\n";
+    return;
+  }
+  case StmtKind::TensorCopy: return; // refused by analyzeLaunch
   case StmtKind::Mma: {
     const auto &N = static_cast<const MmaNode &>(*S);
     const Buffer &C = *W.Buffers.lookup(N.C).Buf, &A = *W.Buffers.lookup(N.A).Buf,

@@ -249,6 +249,19 @@ std::optional<LaunchClass> parseLaunchClass(llvm::StringRef Name) {
   return std::nullopt;
 }
 
+static const char *const MbarrierOpNames[] = {"init", "arrive", "arrive_warp", "expect_tx", "wait"};
+
+llvm::StringRef mbarrierOpName(MbarrierOp Op) {
+  return MbarrierOpNames[static_cast<unsigned>(Op)];
+}
+
+std::optional<MbarrierOp> parseMbarrierOp(llvm::StringRef Name) {
+  for (unsigned I = 0; I < std::size(MbarrierOpNames); ++I)
+    if (Name == MbarrierOpNames[I])
+      return static_cast<MbarrierOp>(I);
+  return std::nullopt;
+}
+
 static const char *const MmaShapeNames[] = {"m16n8k16", "m16n8k8", "m16n8k32"};
 
 llvm::StringRef mmaShapeName(MmaShape S) { return MmaShapeNames[static_cast<unsigned>(S)]; }
@@ -370,6 +383,8 @@ void IRVisitor::visit(const Stmt &S) {
   case StmtKind::AsyncCommit:
     return visitAsyncCommit(static_cast<const AsyncCommitNode &>(*S));
   case StmtKind::AsyncWait: return visitAsyncWait(static_cast<const AsyncWaitNode &>(*S));
+  case StmtKind::Mbarrier: return visitMbarrier(static_cast<const MbarrierNode &>(*S));
+  case StmtKind::TensorCopy: return visitTensorCopy(static_cast<const TensorCopyNode &>(*S));
   case StmtKind::Mma: return visitMma(static_cast<const MmaNode &>(*S));
   case StmtKind::LdMatrix: return visitLdMatrix(static_cast<const LdMatrixNode &>(*S));
   case StmtKind::Note: return visitNote(static_cast<const NoteNode &>(*S));
@@ -431,6 +446,17 @@ void IRVisitor::visitAsyncCopy(const AsyncCopyNode &N) {
     visit(I);
   visit(N.Valid);
 }
+void IRVisitor::visitMbarrier(const MbarrierNode &N) {
+  visit(N.Index);
+  visit(N.Value);
+}
+void IRVisitor::visitTensorCopy(const TensorCopyNode &N) {
+  for (const Expr &I : N.DstIndices)
+    visit(I);
+  for (const Expr &I : N.SrcIndices)
+    visit(I);
+  visit(N.BarIndex);
+}
 void IRVisitor::visitMma(const MmaNode &N) {
   for (const auto *Idx : {&N.CIndices, &N.AIndices, &N.BIndices})
     for (const Expr &I : *Idx)
@@ -482,6 +508,9 @@ Stmt IRMutator::mutate(const Stmt &S) {
     return visitAsyncCommit(static_cast<const AsyncCommitNode &>(*S), S);
   case StmtKind::AsyncWait:
     return visitAsyncWait(static_cast<const AsyncWaitNode &>(*S), S);
+  case StmtKind::Mbarrier: return visitMbarrier(static_cast<const MbarrierNode &>(*S), S);
+  case StmtKind::TensorCopy:
+    return visitTensorCopy(static_cast<const TensorCopyNode &>(*S), S);
   case StmtKind::Mma: return visitMma(static_cast<const MmaNode &>(*S), S);
   case StmtKind::LdMatrix: return visitLdMatrix(static_cast<const LdMatrixNode &>(*S), S);
   case StmtKind::Note: return visitNote(static_cast<const NoteNode &>(*S), S);
@@ -610,6 +639,25 @@ Stmt IRMutator::visitAsyncCopy(const AsyncCopyNode &N, const Stmt &S) {
     return S;
   return std::make_shared<AsyncCopyNode>(N.Dst, std::move(DI), N.Src, std::move(SI),
                                          N.Elems, N.SrcLine, std::move(Valid));
+}
+
+Stmt IRMutator::visitMbarrier(const MbarrierNode &N, const Stmt &S) {
+  Expr Index = mutate(N.Index), Value = mutate(N.Value);
+  if (Index == N.Index && Value == N.Value)
+    return S;
+  return std::make_shared<MbarrierNode>(N.Op, N.Buffer, std::move(Index), std::move(Value),
+                                        N.SrcLine);
+}
+
+Stmt IRMutator::visitTensorCopy(const TensorCopyNode &N, const Stmt &S) {
+  std::vector<Expr> DI, SI;
+  bool Changed = mutateAll(N.DstIndices, DI);
+  Changed |= mutateAll(N.SrcIndices, SI);
+  Expr BarIndex = mutate(N.BarIndex);
+  if (!Changed && BarIndex == N.BarIndex)
+    return S;
+  return std::make_shared<TensorCopyNode>(N.Dst, std::move(DI), N.Src, std::move(SI), N.Box, N.Bar,
+                                          std::move(BarIndex), N.SrcLine);
 }
 
 Stmt IRMutator::visitMma(const MmaNode &N, const Stmt &S) {

@@ -199,7 +199,7 @@ struct Knob {
 
 enum class StmtKind {
   Block, For, If, Let, Store, Allocate, Barrier, AsyncCopy, AsyncCommit,
-  AsyncWait, Mma, LdMatrix, Note, Launch,
+  AsyncWait, Mbarrier, TensorCopy, Mma, LdMatrix, Note, Launch,
 };
 
 struct StmtNode {
@@ -311,6 +311,58 @@ struct AsyncWaitNode : StmtNode {
   const unsigned Pending;
   explicit AsyncWaitNode(unsigned P, unsigned L = 0)
       : StmtNode(StmtKind::AsyncWait, L), Pending(P) {}
+};
+
+/// What an mbarrier statement does (PTX mbarrier.*, sm_90 for the
+/// transaction bytes). An mbarrier counts, per phase, the arrivals it
+/// expects and the bytes of tensor copies still to land; the phase completes
+/// when both reach zero, and the next begins.
+enum class MbarrierOp {
+  Init,     ///< the expected arrivals per phase (Value); one thread, first
+  Arrive,     ///< this thread's arrival on the current phase
+  ArriveWarp, ///< one arrival for each whole warp, after the warp converges
+  ExpectTx,   ///< Value more bytes for the current phase, then this thread's arrival
+  Wait,       ///< until the phase of parity Value (0 or 1) has completed
+};
+// "init", "arrive", "arrive_warp", "expect_tx", "wait"
+llvm::StringRef mbarrierOpName(MbarrierOp Op);
+std::optional<MbarrierOp> parseMbarrierOp(llvm::StringRef Name);
+
+/// One mbarrier operation on Buffer[Index], an element of a rank-1 shared
+/// i64 buffer that only mbarrier and tensor_copy statements name. An arrival
+/// releases what its thread did before it, and a wait acquires what the
+/// arrivals of the awaited phase released and the tensor copies that
+/// completed it: the order the k loop of passes/MmaKLoop.h builds on.
+struct MbarrierNode : StmtNode {
+  const MbarrierOp Op;
+  const std::string Buffer;
+  const Expr Index;
+  const Expr Value; ///< count, bytes or parity; null for the arrivals
+  MbarrierNode(MbarrierOp O, std::string B, Expr I, Expr V, unsigned L = 0)
+      : StmtNode(StmtKind::Mbarrier, L), Op(O), Buffer(std::move(B)), Index(std::move(I)),
+        Value(std::move(V)) {}
+};
+
+/// The bulk tensor copy engine (sm_90, cp.async.bulk.tensor): the box of
+/// Box[d] elements of global tensor Src from Src[SrcIndices...] on lands in
+/// shared buffer Dst, its last Box.size() dimensions, from
+/// Dst[DstIndices...] on; elements outside Src read as zero (a box may
+/// start at any index, even past the end). One thread issues it; its bytes
+/// count on mbarrier Bar[BarIndex], and the data is visible to the threads
+/// that wait for the phase they complete (and to no one before).
+struct TensorCopyNode : StmtNode {
+  const std::string Dst;
+  const std::vector<Expr> DstIndices;
+  const std::string Src;
+  const std::vector<Expr> SrcIndices;
+  const std::vector<int64_t> Box;
+  const std::string Bar;
+  const Expr BarIndex;
+  TensorCopyNode(std::string D, std::vector<Expr> DI, std::string S, std::vector<Expr> SI,
+                 std::vector<int64_t> Bx, std::string B, Expr BI, unsigned L = 0)
+      : StmtNode(StmtKind::TensorCopy, L), Dst(std::move(D)), DstIndices(std::move(DI)),
+        Src(std::move(S)), SrcIndices(std::move(SI)), Box(std::move(Bx)), Bar(std::move(B)),
+        BarIndex(std::move(BI)) {}
 };
 
 /// The warp-level tensor-core shapes (PTX mma.sync.aligned.mMnNkK).
@@ -499,6 +551,8 @@ protected:
   virtual void visitAsyncCopy(const AsyncCopyNode &N);
   virtual void visitAsyncCommit(const AsyncCommitNode &) {}
   virtual void visitAsyncWait(const AsyncWaitNode &) {}
+  virtual void visitMbarrier(const MbarrierNode &N);
+  virtual void visitTensorCopy(const TensorCopyNode &N);
   virtual void visitMma(const MmaNode &N);
   virtual void visitLdMatrix(const LdMatrixNode &N);
   virtual void visitNote(const NoteNode &) {}
@@ -535,6 +589,8 @@ protected:
   virtual Stmt visitAsyncCopy(const AsyncCopyNode &N, const Stmt &S);
   virtual Stmt visitAsyncCommit(const AsyncCommitNode &, const Stmt &S) { return S; }
   virtual Stmt visitAsyncWait(const AsyncWaitNode &, const Stmt &S) { return S; }
+  virtual Stmt visitMbarrier(const MbarrierNode &N, const Stmt &S);
+  virtual Stmt visitTensorCopy(const TensorCopyNode &N, const Stmt &S);
   virtual Stmt visitMma(const MmaNode &N, const Stmt &S);
   virtual Stmt visitLdMatrix(const LdMatrixNode &N, const Stmt &S);
   virtual Stmt visitNote(const NoteNode &, const Stmt &S) { return S; }

@@ -291,6 +291,8 @@ private:
   Stmt parseLet();
   Stmt parseAlloc();
   Stmt parseAsyncCopy();
+  Stmt parseMbarrier();
+  Stmt parseTensorCopy();
   Stmt parseMma();
   Stmt parseLdMatrix();
   bool parseArrow();
@@ -607,6 +609,10 @@ Stmt IRParser::parseStmt() {
     return parseAlloc();
   if (W == "async_copy")
     return parseAsyncCopy();
+  if (W == "mbarrier")
+    return parseMbarrier();
+  if (W == "tensor_copy")
+    return parseTensorCopy();
   if (W == "mma")
     return parseMma();
   if (W == "ldmatrix")
@@ -856,6 +862,60 @@ Stmt IRParser::parseAsyncCopy() {
     return nullptr;
   return std::make_shared<AsyncCopyNode>(Dst, std::move(DI), Src, std::move(SI), Elems, Line,
                                          std::move(Valid));
+}
+
+/// mbarrier ::= 'mbarrier' ('init' | 'arrive' | 'arrive_warp' | 'expect_tx' | 'wait')
+///              ID '[' expr ']' ('(' expr ')')? line?   (a value for all but the arrivals)
+Stmt IRParser::parseMbarrier() {
+  next();
+  llvm::SMLoc Loc = Cur.loc();
+  std::string OpName;
+  if (!parseName(OpName, "an mbarrier operation"))
+    return nullptr;
+  std::optional<MbarrierOp> Op = parseMbarrierOp(OpName);
+  if (!Op) {
+    error(Loc, "unknown mbarrier operation '" + OpName +
+                   "' (init, arrive, arrive_warp, expect_tx or wait)");
+    return nullptr;
+  }
+  std::string Bar;
+  std::vector<Expr> Index;
+  if (!parseIndexedBuffer(Bar, Index))
+    return nullptr;
+  Expr Value;
+  if (*Op != MbarrierOp::Arrive && *Op != MbarrierOp::ArriveWarp) {
+    if (!expect(Tok::LParen, "'('") || !(Value = parseExpr()) || !expect(Tok::RParen, "')'"))
+      return nullptr;
+  }
+  unsigned Line;
+  if (!parseLine(Line))
+    return nullptr;
+  return std::make_shared<MbarrierNode>(*Op, Bar, Index.empty() ? nullptr : Index.front(),
+                                        std::move(Value), Line);
+}
+
+/// tensor_copy ::= 'tensor_copy' ID '[' exprs ']' '<-' ID '[' exprs ']'
+///                 'box' '[' INT (',' INT)* ']' 'on' ID '[' expr ']' line?
+Stmt IRParser::parseTensorCopy() {
+  next();
+  std::string Dst, Src, Bar;
+  std::vector<Expr> DI, SI, BI;
+  if (!parseIndexedBuffer(Dst, DI) || !parseArrow() || !parseIndexedBuffer(Src, SI) ||
+      !expectWord("box") || !expect(Tok::LBracket, "'['"))
+    return nullptr;
+  std::vector<int64_t> Box;
+  do {
+    unsigned V;
+    if (!parseUInt(V, "a box extent"))
+      return nullptr;
+    Box.push_back(V);
+  } while (acceptComma());
+  unsigned Line;
+  if (!expect(Tok::RBracket, "',' or ']'") || !expectWord("on") || !parseIndexedBuffer(Bar, BI) ||
+      !parseLine(Line))
+    return nullptr;
+  return std::make_shared<TensorCopyNode>(Dst, std::move(DI), Src, std::move(SI), std::move(Box),
+                                          Bar, BI.empty() ? nullptr : BI.front(), Line);
 }
 
 /// mma ::= 'mma' SHAPE ID '[' exprs ']' '+' '=' ID '[' exprs ']' '*' ID '[' exprs ']' line?
@@ -1213,7 +1273,8 @@ Expr IRParser::parsePrimary() {
 bool isReservedIRWord(llvm::StringRef Name) {
   static const llvm::StringSet<> Words = {
       "func", "for", "in", "if", "else", "let", "alloc", "barrier", "async_copy",
-      "async_commit", "async_wait", "mma", "ldmatrix", "note", "launch", "min", "max"};
+      "async_commit", "async_wait", "mbarrier", "tensor_copy", "mma", "ldmatrix", "note",
+      "launch", "min", "max"};
   return Words.count(Name) || tdsl::parseDType(Name) || parseIntrinsic(Name) ||
          isFloatLiteralWord(Name);
 }

@@ -244,7 +244,24 @@ struct AccessRecord {
   uint32_t Epoch = 0;
   uint32_t Writer = NoThread;
   /// Two distinct readers suffice: a writer differs from at least one.
+  /// (Where mbarriers order threads, a third reader replaces the second:
+  /// the check then sees the first and the latest.)
   uint32_t Reader1 = NoThread, Reader2 = NoThread;
+  /// Each access's clock in its thread (mbarrier order; 0 without).
+  uint32_t WriterClock = 0, Reader1Clock = 0, Reader2Clock = 0;
+};
+
+/// One mbarrier (ir/IR.h MbarrierNode): the arrivals and copy bytes its
+/// current phase still waits for, the tensor copies that land when it
+/// completes, and what its arrivals released: per thread of the block, the
+/// clock up to which that thread's accesses are ordered before a waiter.
+struct MbarrierState {
+  bool Init = false;
+  uint32_t InitEpoch = 0, InitThread = 0;
+  int64_t Count = 0, Arrivals = 0, Bytes = 0;
+  uint64_t Phase = 0; ///< phases completed
+  std::vector<uint32_t> Copies;
+  std::vector<uint32_t> Released, Done; ///< this phase's; the last completed phase's
 };
 
 struct BufferState {
@@ -254,6 +271,8 @@ struct BufferState {
   bool PerLane = false; ///< register and fragment: one instance per thread
   bool Tracked = false; ///< shared and global, when checking races
   bool AsyncDst = false;
+  bool IsMbarrier = false; ///< named by mbarrier statements: Mbar holds its state
+  std::vector<MbarrierState> Mbar;
   Swizzle Swz; ///< invisible to loads and stores; multi-element accesses stay in a chunk
   std::vector<CExpr *> ShapeExprs; ///< parameters
   bool Param = false;              ///< a tensor passed in (see ParamByteOffset)
@@ -293,6 +312,7 @@ struct PendingCopy {
   Value V;
   uint32_t Lane;
   bool Done;
+  uint32_t Clock = 0; ///< a tensor copy's: its thread's clock at the issue
 };
 
 /// cp.async groups are per thread: copies since the last commit, then the
@@ -364,6 +384,18 @@ private:
   bool execAsyncCopy(CStmt &S, const LaneList &Act);
   bool execMma(CStmt &S, const LaneList &Act);
   bool execLdMatrix(CStmt &S, const LaneList &Act);
+  bool execMbarrier(CStmt &S, const LaneList &Act);
+  bool execTensorCopy(CStmt &S, const LaneList &Act);
+  /// Lane L's arrival on M (Bytes more to land first); completes the
+  /// phase when nothing is left.
+  bool arrive(BufferState &B, int64_t Index, uint32_t L, int64_t Bytes);
+  bool completePhase(BufferState &B, int64_t Index);
+  /// The mbarrier B[Index] for lane L, initialized and visible to it.
+  MbarrierState *mbarrier(BufferState &B, const Value *Index, uint32_t L, const char *What);
+  /// Whether lane L's thread is ordered after thread Other's access at
+  /// Clock by the mbarriers it waited on.
+  bool ordered(uint32_t L, uint32_t Other, uint32_t Clock) const;
+  uint32_t clockOf(uint32_t L) const { return UsesMbarriers ? Clock[L] : 0; }
   bool wholeWarps(const LaneList &Act, const char *What);
   bool fragmentRange(BufferState &B, const std::vector<const Value *> &Idx, uint32_t L,
                      unsigned N, const char *What, int64_t &Off);
@@ -439,6 +471,12 @@ private:
   std::vector<uint32_t> Tid[3];
   LaneList AllLanes, HostLanes{0};
   uint32_t LaunchEpoch = 1, SharedEpoch = 1;
+  /// mbarrier order (set when the function has mbarrier statements): per
+  /// lane of the running block, its clock (bumped at each arrival) and the
+  /// clock of each other lane up to which it knows that lane's accesses.
+  bool UsesMbarriers = false;
+  std::vector<uint32_t> Clock;
+  std::vector<std::vector<uint32_t>> Known;
 
   /// The shape of the launch being compiled (its tiles' offsets), and the
   /// shared tiles of the running block whose scope ended with an access
@@ -507,7 +545,8 @@ bool Interpreter::raceError(const BufferState &B, int64_t Off, uint32_t First, c
   if (B.Scope == MemScope::Shared)
     return fail("shared-memory race on " + Elem + ": " + FirstDid + " by thread " +
                 threadStr(First % W) + " and " + SecondDid + " by thread " + threadStr(Second % W) +
-                " of block " + blockStr() + " with no barrier between");
+                " of block " + blockStr() + " with no barrier between" +
+                (UsesMbarriers ? " and no mbarrier ordering them" : ""));
   if (std::string(FirstDid) == "written" && std::string(SecondDid) == "written")
     return fail("conflicting writes to " + Elem + " by " + globalThreadStr(First) + " and " +
                 globalThreadStr(Second) + " in one launch");
@@ -787,6 +826,26 @@ CStmt *Interpreter::compileStmt(const Stmt &S, bool Host) {
     break;
   }
   case StmtKind::AsyncWait: C.Count = static_cast<const AsyncWaitNode &>(*S).Pending; break;
+  case StmtKind::Mbarrier: {
+    const auto &N = static_cast<const MbarrierNode &>(*S);
+    compileAccess(N.Buffer, {N.Index}, "mbarrier", C.Slot, C.Idx, C.IdxVals);
+    if (N.Value)
+      C.A = compileExpr(N.Value);
+    C.Count = static_cast<unsigned>(N.Op);
+    Buffers[C.Slot].IsMbarrier = true;
+    UsesMbarriers = true;
+    break;
+  }
+  case StmtKind::TensorCopy: {
+    const auto &N = static_cast<const TensorCopyNode &>(*S);
+    compileAccess(N.Dst, N.DstIndices, "tensor_copy to", C.Slot, C.Idx, C.IdxVals);
+    compileAccess(N.Src, N.SrcIndices, "tensor_copy from", C.SrcSlot, C.SrcIdx, C.SrcIdxVals);
+    compileAccess(N.Bar, {N.BarIndex}, "tensor_copy on", C.Slot3, C.Idx3, C.Idx3Vals);
+    Buffers[C.Slot].AsyncDst = true;
+    Buffers[C.Slot3].IsMbarrier = true;
+    UsesMbarriers = true;
+    break;
+  }
   case StmtKind::Launch: {
     const auto &N = static_cast<const LaunchNode &>(*S);
     if (InLaunch) {
@@ -931,6 +990,12 @@ bool Interpreter::launch(CStmt &S) {
         BlockLinear = BX + uint64_t(Grid[0]) * (BY + uint64_t(Grid[1]) * BZ);
         ++SharedEpoch;
         Dead.clear();
+        if (UsesMbarriers) {
+          Clock.assign(W, 1);
+          Known.resize(W);
+          for (std::vector<uint32_t> &K : Known)
+            K.assign(W, 0);
+        }
         if (!exec(S, AllLanes))
           return false;
         if (AnyAsync)
@@ -1053,6 +1118,8 @@ bool Interpreter::execStmt(CStmt &S, const LaneList &Act) {
     }
     return true;
   case StmtKind::Launch: return exec(*S.Body[0], Act);
+  case StmtKind::Mbarrier: return execMbarrier(S, Act);
+  case StmtKind::TensorCopy: return execTensorCopy(S, Act);
   case StmtKind::Mma: return execMma(S, Act);
   case StmtKind::LdMatrix: return execLdMatrix(S, Act);
   case StmtKind::Note: return true;
@@ -1160,6 +1227,8 @@ bool Interpreter::allocate(CStmt &S, const LaneList &Act) {
     B.Access.resize(static_cast<size_t>(B.NumElems));
   if (B.AsyncDst)
     B.Pending.assign(Total, 0);
+  if (B.IsMbarrier)
+    B.Mbar.assign(static_cast<size_t>(B.NumElems), MbarrierState{});
   if (++B.Gen == 0) { // wrapped: old generations would alias
     std::fill(B.InitGen.begin(), B.InitGen.end(), 0);
     B.Gen = 1;
@@ -1218,17 +1287,20 @@ bool Interpreter::checkRead(BufferState &B, int64_t Off, int64_t Pos, uint32_t L
   if (B.SharedBytes && !checkReuse(B, L))
     return false;
   AccessRecord &R = B.Access[Off];
-  uint32_t Epoch = epochOf(B), T = threadId(L);
+  uint32_t Epoch = epochOf(B), T = threadId(L), Now = clockOf(L);
   if (R.Epoch != Epoch) {
-    R = {Epoch, NoThread, T, NoThread};
+    R = {Epoch, NoThread, T, NoThread, 0, Now, 0};
     return true;
   }
-  if (R.Writer != NoThread && R.Writer != T)
+  if (R.Writer != NoThread && R.Writer != T && !ordered(L, R.Writer, R.WriterClock))
     return raceError(B, Off, R.Writer, "written", T, "read");
-  if (R.Reader1 == NoThread)
+  if (R.Reader1 == NoThread || R.Reader1 == T) {
     R.Reader1 = T;
-  else if (R.Reader1 != T && R.Reader2 == NoThread)
+    R.Reader1Clock = Now;
+  } else if (R.Reader2 == NoThread || R.Reader2 == T || UsesMbarriers) {
     R.Reader2 = T;
+    R.Reader2Clock = Now;
+  }
   return true;
 }
 
@@ -1240,17 +1312,19 @@ bool Interpreter::checkWrite(BufferState &B, int64_t Off, int64_t Pos, uint32_t 
   if (B.SharedBytes && !checkReuse(B, L))
     return false;
   AccessRecord &R = B.Access[Off];
-  uint32_t Epoch = epochOf(B), T = threadId(L);
+  uint32_t Epoch = epochOf(B), T = threadId(L), Now = clockOf(L);
   if (R.Epoch != Epoch) {
-    R = {Epoch, T, NoThread, NoThread};
+    R = {Epoch, T, NoThread, NoThread, Now, 0, 0};
     return true;
   }
-  if (R.Writer != NoThread && R.Writer != T)
+  if (R.Writer != NoThread && R.Writer != T && !ordered(L, R.Writer, R.WriterClock))
     return raceError(B, Off, R.Writer, "written", T, "written");
-  for (uint32_t Reader : {R.Reader1, R.Reader2})
-    if (Reader != NoThread && Reader != T)
+  for (auto [Reader, At] : {std::pair{R.Reader1, R.Reader1Clock}, {R.Reader2, R.Reader2Clock}})
+    if (Reader != NoThread && Reader != T && !ordered(L, Reader, At))
       return raceError(B, Off, Reader, "read", T, "written");
-  R.Writer = T;
+  // Every earlier access is ordered before this write, and whatever is
+  // ordered after it is after them too.
+  R = {Epoch, T, NoThread, NoThread, Now, 0, 0};
   return true;
 }
 
@@ -1507,6 +1581,254 @@ bool Interpreter::retire(const std::vector<uint32_t> &Group) {
       return false;
     B.Data[C.Pos] = C.V;
     B.InitGen[C.Pos] = B.Gen;
+  }
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// mbarriers and the tensor copy engine
+//
+// The block's threads run in lockstep, so a wait finds its phase complete
+// exactly when the arrivals and copies it needs come earlier in the
+// program; one that does not would wait forever on the GPU, and is an
+// error here. A tensor copy's data lands when its phase completes and is
+// in flight (an error to touch) until then. Order between threads beyond
+// the block barriers: each thread's accesses carry its clock, an arrival
+// releases them (and what its thread knew) into the phase, and a wait
+// acquires what the phase released and the copies that completed it.
+//===----------------------------------------------------------------------===//
+
+bool Interpreter::ordered(uint32_t L, uint32_t Other, uint32_t At) const {
+  if (!UsesMbarriers)
+    return false;
+  uint64_t First = BlockLinear * W;
+  if (Other < First || Other >= First + W)
+    return false; // another block: only barriers and launches order those
+  return Known[L][Other - First] >= At;
+}
+
+MbarrierState *Interpreter::mbarrier(BufferState &B, const Value *Index, uint32_t L,
+                                     const char *What) {
+  int64_t I = Index[L].I;
+  if (I < 0 || I >= B.NumElems) {
+    fail(std::string("out-of-bounds ") + What + " on " + B.Name + "[" + std::to_string(I) + "] " +
+         whereStr(L));
+    return nullptr;
+  }
+  MbarrierState &M = B.Mbar[static_cast<size_t>(I)];
+  if (!M.Init) {
+    fail(std::string(What) + " on " + elementStr(B, I) + " before its init " + whereStr(L));
+    return nullptr;
+  }
+  if (M.InitEpoch == SharedEpoch && M.InitThread != threadId(L)) {
+    fail(std::string(What) + " on " + elementStr(B, I) + " by another thread than its init's (" +
+         globalThreadStr(M.InitThread) + ") with no barrier after the init " + whereStr(L));
+    return nullptr;
+  }
+  return &M;
+}
+
+bool Interpreter::completePhase(BufferState &B, int64_t Index) {
+  MbarrierState &M = B.Mbar[static_cast<size_t>(Index)];
+  if (M.Arrivals || M.Bytes)
+    return true;
+  for (uint32_t Id : M.Copies) {
+    PendingCopy &C = Copies[Id];
+    C.Done = true;
+    M.Released[C.Lane] = std::max(M.Released[C.Lane], C.Clock);
+    BufferState &D = Buffers[C.Buf];
+    if (!D.Live || D.Gen != C.Gen)
+      continue; // its allocation ended; the data has nowhere to go
+    --D.Pending[C.Pos];
+    D.Data[C.Pos] = C.V;
+    D.InitGen[C.Pos] = D.Gen;
+    if (D.Tracked)
+      D.Access[C.Off] = {epochOf(D), threadId(C.Lane), NoThread, NoThread, C.Clock, 0, 0};
+  }
+  M.Copies.clear();
+  M.Done = std::move(M.Released);
+  M.Released.assign(W, 0);
+  M.Arrivals = M.Count;
+  ++M.Phase;
+  return true;
+}
+
+bool Interpreter::arrive(BufferState &B, int64_t Index, uint32_t L, int64_t Bytes) {
+  MbarrierState &M = B.Mbar[static_cast<size_t>(Index)];
+  if (M.Arrivals == 0)
+    return fail("more arrivals on " + elementStr(B, Index) + " than its count (" +
+                std::to_string(M.Count) + ") in phase " + std::to_string(M.Phase) + " " +
+                whereStr(L));
+  M.Bytes += Bytes;
+  --M.Arrivals;
+  for (uint32_t T = 0; T < W; ++T)
+    M.Released[T] = std::max(M.Released[T], Known[L][T]);
+  M.Released[L] = std::max(M.Released[L], Clock[L]);
+  ++Clock[L];
+  return completePhase(B, Index);
+}
+
+bool Interpreter::execMbarrier(CStmt &S, const LaneList &Act) {
+  BufferState &B = Buffers[S.Slot];
+  const auto Op = static_cast<MbarrierOp>(S.Count);
+  const Value *Index = eval(*S.Idx[0], Act);
+  const Value *V = Index && S.A ? eval(*S.A, Act) : nullptr;
+  if (!Index || (S.A && !V))
+    return false;
+  const std::string What = "mbarrier " + mbarrierOpName(Op).str();
+  if (Op == MbarrierOp::Init) {
+    for (uint32_t L : Act) {
+      int64_t I = Index[L].I;
+      if (I < 0 || I >= B.NumElems)
+        return fail("out-of-bounds mbarrier init on " + B.Name + "[" + std::to_string(I) + "] " +
+                    whereStr(L));
+      MbarrierState &M = B.Mbar[static_cast<size_t>(I)];
+      if (M.Init && M.InitEpoch == SharedEpoch)
+        return fail("mbarrier init of " + elementStr(B, I) + " twice with no barrier between " +
+                    whereStr(L));
+      if (!M.Copies.empty())
+        return fail("mbarrier init of " + elementStr(B, I) + " with tensor copies in flight " +
+                    whereStr(L));
+      if (V[L].I < 1)
+        return fail("mbarrier init of " + elementStr(B, I) + " with count " +
+                    std::to_string(V[L].I) + " " + whereStr(L));
+      M = MbarrierState{};
+      M.Init = true;
+      M.InitEpoch = SharedEpoch;
+      M.InitThread = threadId(L);
+      M.Count = M.Arrivals = V[L].I;
+      M.Released.assign(W, 0);
+      M.Done.assign(W, 0);
+    }
+    return true;
+  }
+  if (Op == MbarrierOp::ArriveWarp) {
+    // Lane 0 arrives for its warp after __syncwarp(), which orders the
+    // other lanes' accesses before it: they are released too.
+    if (!wholeWarps(Act, What.c_str()))
+      return false;
+    for (size_t First = 0; First < Act.size(); First += WarpSize) {
+      uint32_t L0 = Act[First];
+      MbarrierState *M = mbarrier(B, Index, L0, What.c_str());
+      if (!M)
+        return false;
+      for (uint32_t K = 1; K < WarpSize; ++K) {
+        uint32_t L = Act[First + K];
+        if (Index[L].I != Index[L0].I)
+          return fail(What + " on " + B.Name + "[" + std::to_string(Index[L].I) + "] and " +
+                      B.Name + "[" + std::to_string(Index[L0].I) +
+                      "] by one warp (one barrier a warp) " + whereStr(L));
+        for (uint32_t T = 0; T < W; ++T)
+          Known[L0][T] = std::max(Known[L0][T], Known[L][T]);
+        Known[L0][L] = std::max(Known[L0][L], Clock[L]);
+        ++Clock[L];
+      }
+      if (!arrive(B, Index[L0].I, L0, 0))
+        return false;
+    }
+    return true;
+  }
+  for (uint32_t L : Act) {
+    MbarrierState *M = mbarrier(B, Index, L, What.c_str());
+    if (!M)
+      return false;
+    int64_t I = Index[L].I;
+    switch (Op) {
+    case MbarrierOp::Arrive:
+      if (!arrive(B, I, L, 0))
+        return false;
+      break;
+    case MbarrierOp::ExpectTx:
+      if (V[L].I < 0)
+        return fail("mbarrier expect_tx of " + std::to_string(V[L].I) + " bytes " + whereStr(L));
+      if (!arrive(B, I, L, V[L].I))
+        return false;
+      break;
+    case MbarrierOp::Wait: {
+      int64_t Parity = V[L].I;
+      if (Parity != 0 && Parity != 1)
+        return fail("mbarrier wait for parity " + std::to_string(Parity) + " (0 or 1) " +
+                    whereStr(L));
+      // The phase of that parity has completed when the current one's
+      // parity differs (PTX try_wait.parity).
+      if (int64_t(M->Phase & 1) == Parity)
+        return fail("mbarrier wait on " + elementStr(B, I) + " for its phase " +
+                    std::to_string(M->Phase) + ", still short of " + std::to_string(M->Arrivals) +
+                    " arrivals and " + std::to_string(M->Bytes) +
+                    " bytes of tensor copies: on the GPU the threads would wait forever (here "
+                    "they run in lockstep, so only what comes earlier in the program counts) " +
+                    whereStr(L));
+      for (uint32_t T = 0; T < W; ++T)
+        Known[L][T] = std::max(Known[L][T], M->Done[T]);
+      break;
+    }
+    case MbarrierOp::Init:
+    case MbarrierOp::ArriveWarp: break;
+    }
+  }
+  return true;
+}
+
+bool Interpreter::execTensorCopy(CStmt &S, const LaneList &Act) {
+  const auto &N = static_cast<const TensorCopyNode &>(*S.Node);
+  BufferState &Dst = Buffers[S.Slot], &Src = Buffers[S.SrcSlot], &Bar = Buffers[S.Slot3];
+  if (!Dst.Live || !Src.Live)
+    return fail("tensor_copy between " + Dst.Name + " and " + Src.Name +
+                " outside their allocations");
+  if (!evalIndices(S.Idx, S.IdxVals, Act) || !evalIndices(S.SrcIdx, S.SrcIdxVals, Act) ||
+      !evalIndices(S.Idx3, S.Idx3Vals, Act))
+    return false;
+  const size_t Rank = N.Box.size(), Skip = Dst.Shape.size() - Rank;
+  int64_t Elems = 1;
+  for (int64_t E : N.Box)
+    Elems *= E;
+  const int64_t Bytes = Elems * dtypeBytes(Dst.Type);
+  std::vector<int64_t> At(Rank, 0);
+  for (uint32_t L : Act) {
+    MbarrierState *M = mbarrier(Bar, S.Idx3Vals[0], L, "tensor_copy");
+    if (!M)
+      return false;
+    const int64_t BarIndex = S.Idx3Vals[0][L].I;
+    for (int64_t E = 0; E < Elems; ++E) {
+      // The box element E, row-major, is At; it reads Src there and lands
+      // in Dst's last Rank dimensions there.
+      for (size_t D = Rank, Rest = E; D-- > 0; Rest /= N.Box[D])
+        At[D] = static_cast<int64_t>(Rest) % N.Box[D];
+      int64_t SrcOff = 0, DstOff = 0;
+      bool Inside = true;
+      for (size_t D = 0; D < Rank; ++D) {
+        int64_t I = S.SrcIdxVals[D][L].I + At[D];
+        Inside &= I >= 0 && I < Src.Shape[D];
+        SrcOff = SrcOff * Src.Shape[D] + I;
+      }
+      for (size_t D = 0; D < Dst.Shape.size(); ++D) {
+        int64_t I = S.IdxVals[D][L].I + (D >= Skip ? At[D - Skip] : 0);
+        if (I < 0 || I >= Dst.Shape[D])
+          return fail("out-of-bounds tensor_copy destination: box element " + std::to_string(E) +
+                      " of " + N.Dst + " lands outside it " + whereStr(L));
+        DstOff = DstOff * Dst.Shape[D] + I;
+      }
+      Value V = fromDouble(0.0, Dst.Type);
+      if (Inside) {
+        int64_t SrcPos = position(Src, SrcOff, L);
+        if (!checkRead(Src, SrcOff, SrcPos, L))
+          return false;
+        V = Src.Data[SrcPos];
+      }
+      int64_t DstPos = position(Dst, DstOff, L);
+      // It may land any time until its phase completes: it races with
+      // earlier accesses its thread is not ordered after, and any access
+      // before the landing is an error (in flight).
+      if (!checkWrite(Dst, DstOff, DstPos, L))
+        return false;
+      M->Copies.push_back(static_cast<uint32_t>(Copies.size()));
+      Copies.push_back({S.Slot, Dst.Gen, DstOff, DstPos, V, L, false, clockOf(L)});
+      ++Dst.Pending[DstPos];
+    }
+    AnyAsync = true;
+    M->Bytes -= Bytes;
+    if (!completePhase(Bar, BarIndex))
+      return false;
   }
   return true;
 }

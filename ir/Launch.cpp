@@ -49,6 +49,17 @@ protected:
     Shape.Stored.insert(N.Dst);
     IRVisitor::visitAsyncCopy(N);
   }
+  void visitMbarrier(const MbarrierNode &N) override {
+    use(N.Buffer);
+    IRVisitor::visitMbarrier(N);
+  }
+  void visitTensorCopy(const TensorCopyNode &N) override {
+    use(N.Src);
+    use(N.Dst);
+    use(N.Bar);
+    Shape.Stored.insert(N.Dst);
+    IRVisitor::visitTensorCopy(N);
+  }
   void visitAllocate(const AllocateNode &N) override {
     Shape.LocalBuffers.insert(N.Buf.Name);
     if (N.Buf.Scope == MemScope::Shared) {

@@ -337,6 +337,32 @@ void Printer::printStmt(const Stmt &S, unsigned Indent) {
     printLine(N);
     break;
   }
+  case StmtKind::Mbarrier: {
+    const auto &N = static_cast<const MbarrierNode &>(*S);
+    OS << "mbarrier " << mbarrierOpName(N.Op) << ' ' << name(N.Buffer);
+    printShape({N.Index});
+    if (N.Value) {
+      OS << " (";
+      printExpr(N.Value);
+      OS << ')';
+    }
+    printLine(N);
+    break;
+  }
+  case StmtKind::TensorCopy: {
+    const auto &N = static_cast<const TensorCopyNode &>(*S);
+    OS << "tensor_copy " << name(N.Dst);
+    printShape(N.DstIndices);
+    OS << " <- " << name(N.Src);
+    printShape(N.SrcIndices);
+    OS << " box [";
+    for (size_t I = 0; I < N.Box.size(); ++I)
+      OS << (I ? ", " : "") << N.Box[I];
+    OS << "] on " << name(N.Bar);
+    printShape({N.BarIndex});
+    printLine(N);
+    break;
+  }
   case StmtKind::Mma: {
     const auto &N = static_cast<const MmaNode &>(*S);
     OS << "mma " << mmaShapeName(N.Shape) << ' ' << name(N.C);

@@ -114,6 +114,10 @@ private:
   };
   const CurLaunch *Launch = nullptr;
   llvm::StringSet<> LaunchNames;
+  /// The buffers mbarrier statements name: no other statement may touch
+  /// them (their words are the hardware's, not data).
+  llvm::StringSet<> Mbarriers;
+  bool InBarrierAccess = false;
   /// Statements entered that are not host structure (loops, ifs, local
   /// allocations): a launch may not sit inside one.
   unsigned DeviceDepth = 0;
@@ -134,6 +138,10 @@ private:
   void checkExtentNames(const Buffer &B, const Stmt &S);
   void checkMma(const MmaNode &N, const Stmt &S);
   void checkLdMatrix(const LdMatrixNode &N, const Stmt &S);
+  void checkMbarrier(const MbarrierNode &N, const Stmt &S);
+  void checkTensorCopy(const TensorCopyNode &N, const Stmt &S);
+  const Buffer *checkBarrierObject(const std::string &Name, const Expr &Index, const Stmt &S,
+                                   const char *What);
   const Buffer *checkFragment(const std::string &Name, const std::vector<Expr> &Indices,
                               const Stmt &S, const char *Role);
   const Buffer *checkBufferAccess(const std::string &Name, const std::vector<Expr> &Indices,
@@ -185,6 +193,8 @@ const Buffer *Verifier::checkBufferAccess(const std::string &Name,
   auto Fail = [&](const llvm::Twine &Msg) { E ? fail(Msg, E) : fail(Msg, S); };
   if (!B) {
     Fail("buffer '" + Name + "' is not defined here (neither a parameter nor an enclosing alloc)");
+  } else if (Mbarriers.count(Name) && !InBarrierAccess) {
+    Fail("mbarrier '" + Name + "' accessed by other than mbarrier and tensor_copy statements");
   } else if (B->rank() != Indices.size()) {
     Fail("buffer '" + Name + "' of rank " + llvm::Twine(B->rank()) + " indexed with " +
          llvm::Twine(Indices.size()) + " subscripts");
@@ -560,6 +570,109 @@ void Verifier::checkMma(const MmaNode &N, const Stmt &S) {
          S);
 }
 
+/// Name[Index], an mbarrier: an element of a rank-1 shared i64 buffer.
+const Buffer *Verifier::checkBarrierObject(const std::string &Name, const Expr &Index,
+                                           const Stmt &S, const char *What) {
+  if (!Index) {
+    fail(llvm::Twine(What) + " without an mbarrier index", S);
+    return nullptr;
+  }
+  InBarrierAccess = true;
+  const Buffer *B = checkBufferAccess(Name, {Index}, S);
+  InBarrierAccess = false;
+  if (B && (B->Scope != MemScope::Shared || B->Type != DType::I64 || B->rank() != 1))
+    fail(llvm::Twine(What) + " on '" + Name +
+             "', which is not a rank-1 shared i64 buffer (an array of mbarriers)",
+         S);
+  return B;
+}
+
+void Verifier::checkMbarrier(const MbarrierNode &N, const Stmt &S) {
+  std::string What = ("mbarrier " + mbarrierOpName(N.Op)).str();
+  if (!Launch)
+    fail(What + " outside a launch", S);
+  checkBarrierObject(N.Buffer, N.Index, S, What.c_str());
+  bool WantsValue = N.Op != MbarrierOp::Arrive && N.Op != MbarrierOp::ArriveWarp;
+  if (WantsValue != bool(N.Value)) {
+    fail(What + (WantsValue ? " needs a value" : " takes no value"), S);
+    return;
+  }
+  if (!N.Value)
+    return;
+  checkExpr(N.Value);
+  if (!isInteger(N.Value->Type))
+    fail(What + " value '" + toString(N.Value) + "' must be an integer", S);
+  std::optional<int64_t> V = asConstInt(N.Value);
+  if (V && N.Op == MbarrierOp::Init && *V < 1)
+    fail(What + " count " + llvm::Twine(*V) + " must be at least 1", S);
+  if (V && N.Op == MbarrierOp::ExpectTx && *V < 0)
+    fail(What + " of " + llvm::Twine(*V) + " bytes", S);
+}
+
+/// The copy engine's limits (PTX cp.async.bulk.tensor, cuTensorMapEncodeTiled):
+/// up to 5 dimensions of at most 256 elements, the innermost a multiple
+/// of 16 bytes; written densely into shared memory, unpadded, in no
+/// swizzle or its 32-, 64- or 128-byte one over rows of that many bytes.
+void Verifier::checkTensorCopy(const TensorCopyNode &N, const Stmt &S) {
+  if (!Launch)
+    fail("tensor_copy outside a launch", S);
+  const Buffer *D = checkBufferAccess(N.Dst, N.DstIndices, S);
+  const Buffer *Src = checkBufferAccess(N.Src, N.SrcIndices, S);
+  checkBarrierObject(N.Bar, N.BarIndex, S, "tensor_copy");
+  if (!D || !Src)
+    return;
+  if (D->Scope != MemScope::Shared || Src->Scope != MemScope::Global)
+    fail("tensor_copy goes from a global tensor to a shared buffer", S);
+  if (D->Type != Src->Type)
+    fail("tensor_copy between buffers of different dtypes (" + dtypeName(Src->Type) + " to " +
+             dtypeName(D->Type) + ")",
+         S);
+  if (N.Box.empty() || N.Box.size() > 5 || N.Box.size() != Src->rank() ||
+      N.Box.size() > D->rank()) {
+    fail("tensor_copy box of " + llvm::Twine(N.Box.size()) + " extents from rank-" +
+             llvm::Twine(Src->rank()) + " '" + N.Src + "' into rank-" + llvm::Twine(D->rank()) +
+             " '" + N.Dst + "' (one extent per source dimension, up to 5, landing in as many "
+             "of the destination's last dimensions)",
+         S);
+    return;
+  }
+  int64_t ElemBytes = dtypeBytes(D->Type);
+  for (int64_t E : N.Box)
+    if (E < 1 || E > 256)
+      fail("tensor_copy box extent " + llvm::Twine(E) + " (1 to 256)", S);
+  int64_t RowBytes = N.Box.back() * ElemBytes;
+  if (RowBytes % 16)
+    fail("tensor_copy box rows of " + llvm::Twine(RowBytes) +
+             " bytes (the engine moves multiples of 16)",
+         S);
+  if (!D->Padding.empty() && llvm::any_of(D->Padding, [](int64_t P) { return P != 0; }))
+    fail("tensor_copy into padded '" + N.Dst + "' (the engine writes the box densely)", S);
+  // The box's inner extents are the destination's: the engine writes
+  // element (b0, b1, ...) at offset b0 * Box[1] * ... from the start.
+  size_t Skip = D->rank() - N.Box.size();
+  for (size_t I = 1; I < N.Box.size(); ++I) {
+    std::optional<int64_t> Ext = asConstInt(D->Shape[Skip + I]);
+    std::optional<int64_t> At = asConstInt(N.DstIndices[Skip + I]);
+    if (!Ext || *Ext != N.Box[I] || !At || *At != 0)
+      fail("tensor_copy box extent " + llvm::Twine(N.Box[I]) + " must fill dimension " +
+               llvm::Twine(Skip + I) + " of '" + N.Dst + "' from index 0",
+           S);
+  }
+  if (D->Swz) {
+    // In elements of 2^k bytes, the engine's swizzle of 2^(Bits + 4) bytes
+    // is (Bits, 4 - k, 3): 16-byte chunks XORed with the row's 3 bits.
+    int64_t Span = int64_t(16) << D->Swz.Bits;
+    unsigned Log = ElemBytes == 1 ? 0 : ElemBytes == 2 ? 1 : ElemBytes == 4 ? 2 : 3;
+    if (D->Swz.Bits < 1 || D->Swz.Bits > 3 || D->Swz.Base + Log != 4 || D->Swz.Shift != 3 ||
+        RowBytes != Span)
+      fail("tensor_copy into '" + N.Dst + "' swizzled (" + llvm::Twine(D->Swz.Bits) + ", " +
+               llvm::Twine(D->Swz.Base) + ", " + llvm::Twine(D->Swz.Shift) +
+               "): the engine's swizzles are its 32-, 64- and 128-byte ones over rows of as many "
+               "bytes",
+           S);
+  }
+}
+
 void Verifier::checkLdMatrix(const LdMatrixNode &N, const Stmt &S) {
   if (!Launch)
     fail("ldmatrix outside a launch", S);
@@ -666,6 +779,8 @@ void Verifier::checkStmt(const Stmt &S) {
     }
     break;
   }
+  case StmtKind::Mbarrier: checkMbarrier(static_cast<const MbarrierNode &>(*S), S); break;
+  case StmtKind::TensorCopy: checkTensorCopy(static_cast<const TensorCopyNode &>(*S), S); break;
   case StmtKind::Mma: checkMma(static_cast<const MmaNode &>(*S), S); break;
   case StmtKind::LdMatrix: checkLdMatrix(static_cast<const LdMatrixNode &>(*S), S); break;
   case StmtKind::Note: {
@@ -710,6 +825,13 @@ std::vector<std::string> Verifier::run() {
     fail("function has no body");
     return Errors;
   }
+  struct BarrierNames : IRVisitor {
+    llvm::StringSet<> &Names;
+    explicit BarrierNames(llvm::StringSet<> &N) : Names(N) {}
+    void visitMbarrier(const MbarrierNode &N) override { Names.insert(N.Buffer); }
+    void visitTensorCopy(const TensorCopyNode &N) override { Names.insert(N.Bar); }
+  } Scan(Mbarriers);
+  Scan.visit(F.Body);
   checkStmt(F.Body);
   return Errors;
 }

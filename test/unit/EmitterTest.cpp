@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 using namespace tdsl;
 
 namespace {
@@ -125,6 +127,49 @@ TEST(Emitter, RefusesALaunchInsideALaunch) {
 })"),
             "launch 'Y' of 'f' holds launch 'Z', which no backend path "
             "writes yet");
+}
+
+// mbarrier statements become the device helpers of tdsl/device.cuh on the
+// buffer's word; a tensor_copy needs a tensor map no launcher makes yet.
+TEST(Emitter, WritesMbarriersAndRefusesTensorCopies) {
+  std::string Cuda;
+  const char *Ring = R"(func f<N>(in A: f32[N, 8], out Y: f32[N]) {
+  launch Y generic {
+    for b in 0..1 block.x {
+      alloc bar: i64[2] shared {
+        alloc S: f32[16, 8] shared {
+          for t in 0..64 thread.x {
+            if t == 0 {
+              mbarrier init bar[1] (2)
+            }
+          }
+          barrier
+          for t in 0..64 thread.x {
+            mbarrier arrive_warp bar[1]
+            mbarrier wait bar[1] (0)
+            if t == 0 {
+              mbarrier expect_tx bar[0] (512)
+              %s
+            }
+            mbarrier arrive bar[0]
+          }
+        }
+      }
+    }
+  }
+})";
+  char Text[2048];
+  std::snprintf(Text, sizeof Text, Ring, "");
+  EXPECT_EQ(emit(Text, &Cuda), "");
+  for (const char *Call : {"tdsl_mbarrier_init(reinterpret_cast<uint64_t *>(&bar[1]), int(2));",
+                           "tdsl_mbarrier_arrive_warp(reinterpret_cast<uint64_t *>(&bar[1]));",
+                           "tdsl_mbarrier_wait(reinterpret_cast<uint64_t *>(&bar[1]), int(0));",
+                           "tdsl_mbarrier_expect_tx(reinterpret_cast<uint64_t *>(&bar[0]), int(512));",
+                           "tdsl_mbarrier_arrive(reinterpret_cast<uint64_t *>(&bar[0]));"})
+    EXPECT_NE(Cuda.find(Call), std::string::npos) << Call << "\n" << Cuda;
+  std::snprintf(Text, sizeof Text, Ring, "tensor_copy S[0, 0] <- A[0, 0] box [16, 8] on bar[0]");
+  EXPECT_EQ(emit(Text), "launch 'Y' of 'f' holds a tensor_copy of 'A' (it needs a tensor map "
+                        "from the launcher), which no backend path writes yet");
 }
 
 TEST(Emitter, RefusesStatementsOutsideLaunches) {

@@ -402,6 +402,70 @@ template <int Pending> __device__ __forceinline__ void tdsl_cp_async_wait() {
 #endif
 }
 
+// mbarriers (ir/IR.md, `mbarrier`): an 8-byte word of shared memory that
+// counts a phase's arrivals and, from sm_90 on, the bytes of bulk tensor
+// copies still to land. The init is made visible to the copy engine by the
+// fence and to the other threads by the barrier the IR puts after it.
+__device__ __forceinline__ void tdsl_mbarrier_init(uint64_t *bar, int count) {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(tdsl_smem_addr(bar)), "r"(count)
+               : "memory");
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+#endif
+#else
+  TDSL_NEEDS_SM80();
+#endif
+}
+
+__device__ __forceinline__ void tdsl_mbarrier_arrive(uint64_t *bar) {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(tdsl_smem_addr(bar)) : "memory");
+#else
+  TDSL_NEEDS_SM80();
+#endif
+}
+
+// One arrival for the warp, after it converges: __syncwarp() orders every
+// lane's accesses before lane 0's arrival.
+__device__ __forceinline__ void tdsl_mbarrier_arrive_warp(uint64_t *bar) {
+  __syncwarp();
+  uint32_t lane;
+  asm volatile("mov.u32 %0, %%laneid;\n" : "=r"(lane));
+  if (lane == 0)
+    tdsl_mbarrier_arrive(bar);
+}
+
+__device__ __forceinline__ void tdsl_mbarrier_expect_tx(uint64_t *bar, int bytes) {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(
+                   tdsl_smem_addr(bar)),
+               "r"(bytes)
+               : "memory");
+#else
+  __trap(); // transaction bytes are sm_90's
+#endif
+}
+
+// Spins until the phase of the given parity has completed.
+__device__ __forceinline__ void tdsl_mbarrier_wait(uint64_t *bar, int parity) {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+  asm volatile("{\n .reg .pred p;\n TDSL_WAIT_%=:\n"
+               " mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+               " @!p bra TDSL_WAIT_%=;\n}\n" ::"r"(tdsl_smem_addr(bar)),
+               "r"(parity)
+               : "memory");
+#elif __CUDA_ARCH__ >= 800
+  asm volatile("{\n .reg .pred p;\n TDSL_WAIT_%=:\n"
+               " mbarrier.test_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+               " @!p bra TDSL_WAIT_%=;\n}\n" ::"r"(tdsl_smem_addr(bar)),
+               "r"(parity)
+               : "memory");
+#else
+  TDSL_NEEDS_SM80();
+#endif
+}
+
 // ldmatrix of Count 8x8 b16 matrices into Count registers from regs on.
 template <int Count, bool Trans>
 __device__ __forceinline__ void tdsl_ldmatrix(uint32_t *regs, const void *row) {
