@@ -1,10 +1,11 @@
-// tma-probe: how the operand tiles of tile-mma's large f16 GEMM block reach
+// tma-probe: how the operand tiles of tile-mma's f16 GEMM blocks reach
 // shared memory, three ways, each timed as a whole GEMM against cuBLAS in
 // the same run.
 //
-// Every form runs the block tile-mma emits for a plain f16 product of many
-// output tiles: 256x128 outputs, eight warps of 64x64 (4x8 mma.sync m16n8k16
-// tiles each), fragments by ldmatrix (.trans for B) one k step ahead, f32
+// Every form runs a block tile-mma emits for a plain f16 product: 256x128
+// outputs in eight warps (its block for many output tiles, one an SM) or
+// 128x128 in four (two an SM), warps of 64x64 (4x8 mma.sync m16n8k16 tiles
+// each), fragments by ldmatrix (.trans for B) one k step ahead, f32
 // accumulators, C written through a padded shared tile in 16-byte rows. The
 // forms differ only in how each k tile of A[M, K] and B[K, N] arrives:
 //
@@ -22,11 +23,14 @@
 //                 stage; the thread that refills a stage waits there, so the
 //                 k loop has no block barrier and the warps drift apart.
 //
-// Offsets are 32-bit, as in tile-mma's kernels for tensors under 2^31
-// elements (the shapes must keep M K, K N and M N below that). The three give bit-identical C (the same mma in the same order); the
-// program checks that, and checks the cp.async form against cuBLAS. The
-// engine zero-fills a box's elements outside the tensor, so every M, N and
-// K works wherever the rows are 16-byte aligned (K % 8 == 0, N % 8 == 0).
+// The table has cp.async, tma and tma+release of the 256x128 block, then
+// cp.async and tma+release of the 128x128 one. Offsets are 32-bit, as in
+// tile-mma's kernels for tensors under 2^31 elements (the shapes must keep
+// M K, K N and M N below that). All give bit-identical C (the same mma in
+// the same order); the program checks that, and checks the first form
+// against cuBLAS. The engine zero-fills a box's elements outside the
+// tensor, so every M, N and K works wherever the rows are 16-byte aligned
+// (K % 8 == 0, N % 8 == 0).
 //
 // Usage: tdsl-tma-probe [--check] [M N K]...   (default: a set of large
 // shapes; --check: the checks without the timing, for the sanitizers)
@@ -48,7 +52,7 @@ namespace {
 
 enum class Feed { CpAsync, Tma, TmaRelease };
 
-constexpr int kBlockM = 256, kBlockN = 128, kThreads = 256;
+constexpr int kBlockN = 128;
 constexpr int kOutPitch = kBlockN + 8; // the output tile's padded row
 
 __device__ __forceinline__ uint32_t smemAddr(const void *p) {
@@ -117,20 +121,25 @@ __device__ __forceinline__ void tmaLoad(void *dst, const CUtensorMap *map, int c
 // Shared memory of a form: S stages of A [256][KT] and B as two halves of
 // [KT][64] (each warp's 64 columns one half, so both copy forms lay B out
 // alike), then the mbarriers. The output tile reuses the stages.
-__host__ __device__ constexpr int stageBytes(int KT) { return kBlockM * KT * 2 + KT * kBlockN * 2; }
-__host__ __device__ constexpr int smemBytes(int KT, int S) { return S * stageBytes(KT) + 2 * S * 8; }
+__host__ __device__ constexpr int stageBytes(int BM, int KT) { return BM * KT * 2 + KT * kBlockN * 2; }
+__host__ __device__ constexpr int smemBytes(int BM, int KT, int S) {
+  return S * stageBytes(BM, KT) + 2 * S * 8;
+}
 
-template <Feed F, int KT, int S>
-__global__ void __launch_bounds__(kThreads)
+// BM: 256 (eight warps, one block an SM) or 128 (four warps, two blocks an
+// SM), the two blocks tile-mma emits; a thread a row of A.
+template <Feed F, int KT, int S, int BM>
+__global__ void __launch_bounds__(BM)
 gemm(const __grid_constant__ CUtensorMap mapA, const __grid_constant__ CUtensorMap mapB, const __half *A,
      const __half *B, __half *C, int M, int K, int N) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   extern __shared__ __align__(1024) unsigned char smem[];
   constexpr int KS = KT / 16; // mma k steps a k tile
+  constexpr int kBlockM = BM, kThreads = BM;
   constexpr int aBytes = kBlockM * KT * 2;
   auto *As = reinterpret_cast<__half(*)[kBlockM * KT]>(smem);
   auto *Bs = reinterpret_cast<__half(*)[2][KT * 64]>(smem + S * aBytes);
-  uint64_t *full = reinterpret_cast<uint64_t *>(smem + S * stageBytes(KT));
+  uint64_t *full = reinterpret_cast<uint64_t *>(smem + S * stageBytes(BM, KT));
   uint64_t *freed = full + S;
   const int tx = threadIdx.x, lane = tx % 32, warp = tx / 32;
   // Output tiles in groups of 8 tile rows, as tile-mma orders them.
@@ -150,13 +159,13 @@ gemm(const __grid_constant__ CUtensorMap mapA, const __grid_constant__ CUtensorM
                   tm * kBlockM + r < M && t * KT + col < K);
       }
 #pragma unroll
-      for (int c = 0; c < KT / 16; ++c) {
+      for (int c = 0; c < KT * 16 / kThreads; ++c) {
         const int q = tx + c * kThreads, r = q / 16, col = q % 16 * 8;
         cpAsync16(&Bs[s][col / 64][swizzle<3, 3, 3>(r * 64 + col % 64)],
                   &B[(t * KT + r) * N + tn * kBlockN + col], tn * kBlockN + col < N && t * KT + r < K);
       }
     } else {
-      mbarExpect(&full[s], stageBytes(KT));
+      mbarExpect(&full[s], stageBytes(BM, KT));
       tmaLoad(As[s], &mapA, t * KT, tm * kBlockM, &full[s]);
       tmaLoad(Bs[s][0], &mapB, tn * kBlockN, t * KT, &full[s]);
       tmaLoad(Bs[s][1], &mapB, tn * kBlockN + 64, t * KT, &full[s]);
@@ -191,7 +200,7 @@ gemm(const __grid_constant__ CUtensorMap mapA, const __grid_constant__ CUtensorM
   if (F != Feed::CpAsync && tx == 0) {
     for (int s = 0; s < S; ++s) {
       mbarInit(&full[s], 1);
-      mbarInit(&freed[s], 8);
+      mbarInit(&freed[s], kThreads / 32);
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
@@ -316,9 +325,14 @@ template <typename Launch> float medianMs(Launch launch, int reps) {
   return ms[3];
 }
 
-template <Feed F, int KT, int S> void prepare() {
-  CHECK(cudaFuncSetAttribute(gemm<F, KT, S>, cudaFuncAttributeMaxDynamicSharedMemorySize, smemBytes(KT, S)));
+template <Feed F, int KT, int S, int BM> void prepare() {
+  CHECK(cudaFuncSetAttribute(gemm<F, KT, S, BM>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             smemBytes(BM, KT, S)));
 }
+
+// The forms, in the table's order: name, and a launch on C.
+constexpr int kForms = 5;
+const char *const kFormNames[kForms] = {"cp.async", "tma", "tma+release", "cp.async", "tma+release"};
 
 // Times one shape; returns false where a check failed.
 bool probe(cublasHandle_t handle, int M, int N, int K, bool timed) {
@@ -330,7 +344,7 @@ bool probe(cublasHandle_t handle, int M, int N, int K, bool timed) {
     x = __float2half(float(int(next() % 17) - 8) / 8);
   for (auto &x : hb)
     x = __float2half(float(int(next() % 17) - 8) / 8);
-  __half *A, *B, *C[4];
+  __half *A, *B, *C[kForms + 1]; // C[0]: cuBLAS's
   CHECK(cudaMalloc(&A, na * 2));
   CHECK(cudaMalloc(&B, nb * 2));
   for (auto &c : C)
@@ -341,69 +355,80 @@ bool probe(cublasHandle_t handle, int M, int N, int K, bool timed) {
   // never written unless it was set before: set it, so that a clean report
   // speaks for the forms here.
   CHECK(cudaMemset(C[0], 0, nc * 2));
-  const CUtensorMap a32 = tensorMap(A, M, K, kBlockM, 32, CU_TENSOR_MAP_SWIZZLE_64B);
-  const CUtensorMap a64 = tensorMap(A, M, K, kBlockM, 64, CU_TENSOR_MAP_SWIZZLE_128B);
+  const CUtensorMap a256 = tensorMap(A, M, K, 256, 64, CU_TENSOR_MAP_SWIZZLE_128B);
+  const CUtensorMap a128 = tensorMap(A, M, K, 128, 64, CU_TENSOR_MAP_SWIZZLE_128B);
   const CUtensorMap b64 = tensorMap(B, K, N, 64, 64, CU_TENSOR_MAP_SWIZZLE_128B);
-  const int grid = ((M + kBlockM - 1) / kBlockM) * ((N + kBlockN - 1) / kBlockN);
+  auto grid = [&](int BM) { return ((M + BM - 1) / BM) * ((N + kBlockN - 1) / kBlockN); };
   const float one = 1, zero = 0;
   auto cublas = [&] { // row-major C = A B is column-major C^T = B^T A^T
     cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, B, CUDA_R_16F, N, A, CUDA_R_16F, K, &zero, C[0],
                  CUDA_R_16F, N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
   };
-  auto cpAsync = [&] {
-    gemm<Feed::CpAsync, 32, 4><<<grid, kThreads, smemBytes(32, 4)>>>(a32, b64, A, B, C[1], M, K, N);
-  };
-  auto tma = [&] { gemm<Feed::Tma, 64, 3><<<grid, kThreads, smemBytes(64, 3)>>>(a64, b64, A, B, C[2], M, K, N); };
-  auto release = [&] {
-    gemm<Feed::TmaRelease, 64, 3><<<grid, kThreads, smemBytes(64, 3)>>>(a64, b64, A, B, C[3], M, K, N);
+  auto form = [&](int V) {
+    __half *Out = C[V + 1];
+    switch (V) {
+    case 0:
+      gemm<Feed::CpAsync, 32, 4, 256><<<grid(256), 256, smemBytes(256, 32, 4)>>>(a256, b64, A, B, Out, M, K, N);
+      break;
+    case 1:
+      gemm<Feed::Tma, 64, 3, 256><<<grid(256), 256, smemBytes(256, 64, 3)>>>(a256, b64, A, B, Out, M, K, N);
+      break;
+    case 2:
+      gemm<Feed::TmaRelease, 64, 3, 256><<<grid(256), 256, smemBytes(256, 64, 3)>>>(a256, b64, A, B, Out, M, K,
+                                                                                      N);
+      break;
+    case 3:
+      gemm<Feed::CpAsync, 32, 4, 128><<<grid(128), 128, smemBytes(128, 32, 4)>>>(a128, b64, A, B, Out, M, K, N);
+      break;
+    case 4:
+      gemm<Feed::TmaRelease, 64, 3, 128><<<grid(128), 128, smemBytes(128, 64, 3)>>>(a128, b64, A, B, Out, M, K,
+                                                                                      N);
+      break;
+    }
   };
   cublas();
-  cpAsync();
-  tma();
-  release();
+  for (int V = 0; V < kForms; ++V)
+    form(V);
   CHECK(cudaDeviceSynchronize());
-  std::vector<__half> hc[4];
-  for (int v = 0; v < 4; ++v) {
-    hc[v].resize(nc);
-    CHECK(cudaMemcpy(hc[v].data(), C[v], nc * 2, cudaMemcpyDeviceToHost));
+  std::vector<__half> hc[kForms + 1];
+  for (int V = 0; V <= kForms; ++V) {
+    hc[V].resize(nc);
+    CHECK(cudaMemcpy(hc[V].data(), C[V], nc * 2, cudaMemcpyDeviceToHost));
   }
-  double worst = 0; // cp.async against cuBLAS, relative to max(1, |C|)
-  size_t differ[2] = {0, 0};
+  double worst = 0; // the first form against cuBLAS, relative to max(1, |C|)
+  size_t differ[kForms] = {};
   for (size_t i = 0; i < nc; ++i) {
-    const float ref = __half2float(hc[0][i]), mine = __half2float(hc[1][i]);
-    worst = std::max(worst, double(std::fabs(mine - ref)) / std::max(1.0f, std::fabs(ref)));
-    differ[0] += !(__half2float(hc[2][i]) == mine);
-    differ[1] += !(__half2float(hc[3][i]) == mine);
+    const float ref = __half2float(hc[0][i]), first = __half2float(hc[1][i]);
+    worst = std::max(worst, double(std::fabs(first - ref)) / std::max(1.0f, std::fabs(ref)));
+    for (int V = 1; V < kForms; ++V)
+      differ[V] += !(__half2float(hc[V + 1][i]) == first);
   }
-  const bool ok = worst <= 1e-2 && differ[0] == 0 && differ[1] == 0;
-  if (!timed) {
-    std::printf("%5d x %5d x %5d | checked | %s\n", M, N, K, ok ? "ok" : "FAILED");
-    if (!ok)
-      std::printf("  cp.async vs cuBLAS %.3g; tma, tma+release elements differing from cp.async: %zu, %zu\n", worst,
-                  differ[0], differ[1]);
-  }
-  if (!timed) {
-    cudaFree(A);
-    cudaFree(B);
-    for (auto &c : C)
-      cudaFree(c);
-    return ok;
-  }
-  const int reps = std::max(3, int(4e11 / (2.0 * M * N * K)));
-  float ms[4] = {};
-  for (int round = 0; round < 3; ++round) { // alternate; keep the last round
-    ms[0] = medianMs(cublas, reps);
-    ms[1] = medianMs(cpAsync, reps);
-    ms[2] = medianMs(tma, reps);
-    ms[3] = medianMs(release, reps);
+  bool ok = worst <= 1e-2;
+  for (int V = 1; V < kForms; ++V)
+    ok = ok && differ[V] == 0;
+  float ms[kForms + 1] = {};
+  if (timed) {
+    const int reps = std::max(3, int(4e11 / (2.0 * M * N * K)));
+    for (int round = 0; round < 3; ++round) { // alternate; keep the last round
+      ms[0] = medianMs(cublas, reps);
+      for (int V = 0; V < kForms; ++V)
+        ms[V + 1] = medianMs([&] { form(V); }, reps);
+    }
   }
   const double flop = 2.0 * M * N * K;
-  std::printf("%5d x %5d x %5d | %8.4f | %6.3f %6.0f | %6.3f %6.0f | %6.3f %6.0f | %s\n", M, N, K, ms[0],
-              ms[0] / ms[1], flop / ms[1] / 1e9, ms[0] / ms[2], flop / ms[2] / 1e9, ms[0] / ms[3],
-              flop / ms[3] / 1e9, ok ? "ok" : "FAILED");
-  if (!ok)
-    std::printf("  cp.async vs cuBLAS %.3g; tma, tma+release elements differing from cp.async: %zu, %zu\n", worst,
-                differ[0], differ[1]);
+  std::printf("%5d x %5d x %5d |", M, N, K);
+  if (timed) {
+    std::printf(" %8.4f |", ms[0]);
+    for (int V = 0; V < kForms; ++V)
+      std::printf(" %6.3f %4.0f |", ms[0] / ms[V + 1], flop / ms[V + 1] / 1e9);
+  }
+  std::printf(" %s\n", ok ? "ok" : "FAILED");
+  if (!ok) {
+    std::printf("  the first form against cuBLAS: %.3g; elements differing from it:", worst);
+    for (int V = 1; V < kForms; ++V)
+      std::printf(" %s %zu", kFormNames[V], differ[V]);
+    std::printf("\n");
+  }
   cudaFree(A);
   cudaFree(B);
   for (auto &c : C)
@@ -447,13 +472,17 @@ int main(int argc, char **argv) {
                    shapes[i], shapes[i + 1], shapes[i + 2]);
       return 2;
     }
-  prepare<Feed::CpAsync, 32, 4>();
-  prepare<Feed::Tma, 64, 3>();
-  prepare<Feed::TmaRelease, 64, 3>();
+  prepare<Feed::CpAsync, 32, 4, 256>();
+  prepare<Feed::Tma, 64, 3, 256>();
+  prepare<Feed::TmaRelease, 64, 3, 256>();
+  prepare<Feed::CpAsync, 32, 4, 128>();
+  prepare<Feed::TmaRelease, 64, 3, 128>();
   cublasHandle_t handle;
   CHECK(cublasCreate(&handle));
   std::printf("f16 GEMM, C = A B, row-major; each form: cuBLAS ms / form ms, then TFLOP/s\n");
-  std::printf("    M x     N x     K | cuBLAS ms | cp.async      | tma           | tma+release   | check\n");
+  std::printf("                      |           | 256x128 blocks                           | 128x128 blocks\n");
+  std::printf("    M x     N x     K | cuBLAS ms | cp.async    | tma         | tma+release | cp.async    |"
+              " tma+release | check\n");
   bool ok = true;
   for (size_t i = 0; i < shapes.size(); i += 3)
     ok = probe(handle, shapes[i], shapes[i + 1], shapes[i + 2], timed) && ok;
