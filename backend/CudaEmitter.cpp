@@ -125,6 +125,20 @@ std::string alignmentParam(const std::string &Buffer, int64_t Bytes) {
   return "tdsl_aligned" + std::to_string(Bytes) + "_" + cName(Buffer);
 }
 
+/// The kernel parameter (and launcher variable) of a launch's I-th tensor map.
+std::string tensorMapParam(const LaunchShape &Shape, size_t I) {
+  return "tdsl_map" + std::to_string(I) + "_" + cName(Shape.TensorMaps[I].Tensor);
+}
+
+bool containsTensorCopy(const Stmt &S) {
+  struct Finder : IRVisitor {
+    bool Found = false;
+    void visitTensorCopy(const TensorCopyNode &) override { Found = true; }
+  } F;
+  F.visit(S);
+  return F.Found;
+}
+
 /// Writes IR expressions as C++. In kernels i64 is the template parameter
 /// Index; in launchers it is int64_t.
 class ExprWriter {
@@ -538,12 +552,6 @@ std::string unsupportedStatement(const Stmt &S) {
       if (Found.empty())
         Found = "launch '" + N.Name + "'";
     }
-    // The copy engine reads through a tensor map made on the host and
-    // passed by value; the launchers make none yet.
-    void visitTensorCopy(const TensorCopyNode &N) override {
-      if (Found.empty())
-        Found = "a tensor_copy of '" + N.Src + "' (it needs a tensor map from the launcher)";
-    }
   } F;
   F.visit(S);
   return F.Found;
@@ -562,7 +570,8 @@ struct Launch {
   /// Tiles as pointers into the launch's dynamic shared memory, at their
   /// offsets: past the static limit, or where tiles share bytes.
   bool dynamicShared() const {
-    return Shape.SharedBytes > DefaultSharedBytes || Shape.SharedReused;
+    return Shape.SharedBytes > DefaultSharedBytes || Shape.SharedReused ||
+           !Shape.TensorMaps.empty();
   }
 };
 
@@ -986,7 +995,9 @@ void FuncEmitter::declareShared(const AllocateNode &N, const std::string &T, Buf
     Comment = B.ExtentNames.front() + ": " + Comment;
   std::string Ptr = Rows.empty() ? T + " *" : T + " (*)" + Rows;
   line() << (Rows.empty() ? T + " *const " + Name : T + " (*const " + Name + ")" + Rows)
-         << " = reinterpret_cast<" << Ptr << ">(tdsl_smem + " << Cur->Shape.sharedOffset(&N)
+         << " = reinterpret_cast<" << Ptr << ">("
+         << (Cur->Shape.TensorMaps.empty() ? "tdsl_smem" : "tdsl_tiles") << " + "
+         << Cur->Shape.sharedOffset(&N)
          << "); // " << Comment << "\n";
 }
 
@@ -1063,6 +1074,8 @@ void FuncEmitter::emitStmt(const Stmt &S, ExprWriter &W, bool Last) {
                (D < B.Padding.size() ? B.Padding[D] : 0);
     OpenScope();
     std::string T = W.type(B.Type), Name = cName(B.Name);
+    if (Cur && Cur->Shape.Mbarriers.count(B.Name))
+      T = "uint64_t"; // the hardware's word, not an index
     BufferRef Ref;
     Ref.Buf = &B;
     llvm::StringMap<int64_t> OuterExtents = ExtentConsts;
@@ -1138,14 +1151,26 @@ void FuncEmitter::emitStmt(const Stmt &S, ExprWriter &W, bool Last) {
   case StmtKind::Mbarrier: {
     const auto &N = static_cast<const MbarrierNode &>(*S);
     const Buffer &B = *W.Buffers.lookup(N.Buffer).Buf;
-    std::string Bar = "reinterpret_cast<uint64_t *>(&" + W.element(B, {N.Index}) + ")";
+    std::string Bar = "&" + W.element(B, {N.Index});
     line() << "tdsl_mbarrier_" << mbarrierOpName(N.Op) << "(" << Bar;
     if (N.Value)
       OS << ", int(" << W.str(N.Value) << ")";
     OS << ");\n";
     return;
   }
-  case StmtKind::TensorCopy: return; // refused by analyzeLaunch
+  case StmtKind::TensorCopy: {
+    const auto &N = static_cast<const TensorCopyNode &>(*S);
+    const Buffer &D = *W.Buffers.lookup(N.Dst).Buf, &Bar = *W.Buffers.lookup(N.Bar).Buf;
+    LaunchShape::TensorMapUse Use{N.Src, N.Box, tensorCopySwizzleBytes(D)};
+    size_t Map = llvm::find(Cur->Shape.TensorMaps, Use) - Cur->Shape.TensorMaps.begin();
+    line() << "tdsl_tensor_copy(&" << W.element(D, N.DstIndices) << ", &"
+           << tensorMapParam(Cur->Shape, Map) << ", &" << W.element(Bar, {N.BarIndex});
+    // The engine lists coordinates innermost first.
+    for (size_t I = N.SrcIndices.size(); I-- > 0;)
+      OS << ", int(" << W.str(N.SrcIndices[I]) << ")";
+    OS << ");\n";
+    return;
+  }
   case StmtKind::Mma: {
     const auto &N = static_cast<const MmaNode &>(*S);
     const Buffer &C = *W.Buffers.lookup(N.C).Buf, &A = *W.Buffers.lookup(N.A).Buf,
@@ -1242,6 +1267,8 @@ void FuncEmitter::emitKernels() {
       }
       for (const auto &[Buf, Bytes] : L.Shape.AlignmentTests)
         Param("bool " + alignmentParam(Buf, Bytes));
+      for (size_t I = 0; I < L.Shape.TensorMaps.size(); ++I)
+        Param("const __grid_constant__ tdsl_tensor_map " + tensorMapParam(L.Shape, I));
       for (const std::string &S : F.Sizes)
         Param("Index " + cName(S));
       OS << ") {\n";
@@ -1265,6 +1292,11 @@ void FuncEmitter::emitKernels() {
         }
         line() << "// schedule: " << Text << "\n";
       }
+      if (!L.Shape.TensorMaps.empty())
+        line() << "// the copy engine's swizzle runs on addresses: tiles from a multiple of "
+               << LaunchShape::TensorCopyAlign << " bytes\n"
+               << "  unsigned char *const tdsl_tiles = tdsl_align_shared<"
+               << LaunchShape::TensorCopyAlign << ">(tdsl_smem);\n";
       emitStmt(L.Node->Body, W, /*Last=*/true);
       Indent = 0;
       OS << "}\n";
@@ -1491,6 +1523,8 @@ void FuncEmitter::emitRun() {
         for (const auto &[Buf, Bytes] : L.Shape.AlignmentTests)
           A += (A.empty() ? "" : ", ") +
                ("tdsl_is_aligned(" + cName(Buf) + ", " + std::to_string(Bytes) + ")");
+        for (size_t I = 0; I < L.Shape.TensorMaps.size(); ++I)
+          A += (A.empty() ? "" : ", ") + tensorMapParam(L.Shape, I);
         for (const std::string &Sz : F.Sizes)
           A += (A.empty() ? "" : ", ") + (IndexType + ("(" + cName(Sz) + ")"));
         return A;
@@ -1504,18 +1538,48 @@ void FuncEmitter::emitRun() {
               << (L.Globals.empty() && F.Sizes.empty() ? "" : ", ") << Args("int32_t")
               << ");\n";
       };
+      // The copy engine's tensor maps, made where the kernel that reads
+      // them runs (its version's test is what makes them valid: 16-byte
+      // aligned tensors and rows).
+      ExprWriter HW(Sizes, /*Host=*/true);
+      for (size_t I = 0; I < L.Shape.TensorMaps.size(); ++I)
+        Ind() << "tdsl_tensor_map " << tensorMapParam(L.Shape, I) << " = {};\n";
+      auto MakeMaps = [&](const Stmt &Body) {
+        if (!containsTensorCopy(Body))
+          return;
+        for (size_t I = 0; I < L.Shape.TensorMaps.size(); ++I) {
+          const LaunchShape::TensorMapUse &U = L.Shape.TensorMaps[I];
+          const Buffer *T = F.findParam(U.Tensor);
+          std::string Dims, Box;
+          for (size_t D = 0; D < U.Box.size(); ++D) {
+            Dims += (D ? ", " : "") + std::string("int64_t(") + HW.str(T->Shape[D]) + ")";
+            Box += (D ? ", " : "") + std::to_string(U.Box[D]);
+          }
+          Ind() << "{\n";
+          Ind() << "  const int64_t dims[] = {" << Dims << "}, box[] = {" << Box << "};\n";
+          Ind() << "  status = tdsl_make_tensor_map(&" << tensorMapParam(L.Shape, I) << ", "
+                << cName(U.Tensor) << ", " << dtypeBytes(T->Type) << ", " << U.Box.size()
+                << ", dims, box, " << U.SwizzleBytes << ");\n";
+          Ind() << "  if (status != TDSL_SUCCESS)\n";
+          Ind() << "    return status;\n";
+          Ind() << "}\n";
+        }
+      };
       if (L.Version) {
-        ExprWriter HW(Sizes, /*Host=*/true);
         Ind() << "if (" << HW.str(L.Version->Cond) << ") {\n";
         ++Depth;
+        MakeMaps(L.Version->Then);
         Launch(kernelName(L));
         --Depth;
         Ind() << "} else {\n";
         ++Depth;
+        if (L.Version->Else)
+          MakeMaps(L.Version->Else);
         Launch(kernelName(L, true));
         --Depth;
         Ind() << "}\n";
       } else {
+        MakeMaps(L.Node->Body);
         Launch(kernelName(L));
       }
       Ind() << "if (status != TDSL_SUCCESS)\n";

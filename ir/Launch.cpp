@@ -20,6 +20,14 @@ public:
 protected:
   int64_t Top = 0; ///< shared bytes held by the allocations around the visit
   int64_t Sum = 0; ///< and by every allocation so far
+  std::vector<const Buffer *> Allocs; ///< the allocations around the visit
+
+public:
+  /// The shared buffers tensor_copy statements write (known before the
+  /// walk, which places them).
+  llvm::StringSet<> CopyDsts;
+
+protected:
 
   void use(const std::string &B) {
     if (!llvm::is_contained(Shape.Buffers, B))
@@ -51,34 +59,53 @@ protected:
   }
   void visitMbarrier(const MbarrierNode &N) override {
     use(N.Buffer);
+    Shape.Mbarriers.insert(N.Buffer);
     IRVisitor::visitMbarrier(N);
   }
   void visitTensorCopy(const TensorCopyNode &N) override {
     use(N.Src);
     use(N.Dst);
     use(N.Bar);
+    Shape.Mbarriers.insert(N.Bar);
     Shape.Stored.insert(N.Dst);
+    LaunchShape::TensorMapUse Use{N.Src, N.Box, 0};
+    for (auto It = Allocs.rbegin(); It != Allocs.rend(); ++It)
+      if ((*It)->Name == N.Dst) {
+        Use.SwizzleBytes = tensorCopySwizzleBytes(**It);
+        break;
+      }
+    if (!llvm::is_contained(Shape.TensorMaps, Use))
+      Shape.TensorMaps.push_back(std::move(Use));
     IRVisitor::visitTensorCopy(N);
   }
   void visitAllocate(const AllocateNode &N) override {
     Shape.LocalBuffers.insert(N.Buf.Name);
+    Allocs.push_back(&N.Buf);
     if (N.Buf.Scope == MemScope::Shared) {
       if (std::optional<int64_t> Bytes = sharedAllocBytes(N.Buf)) {
         // A stack: the tile lives above those whose scope holds it, and
-        // its bytes are free again after its own scope.
+        // its bytes are free again after its own scope. A copy
+        // destination starts at a multiple of TensorCopyAlign.
+        int64_t Pad = 0;
+        if (CopyDsts.count(N.Buf.Name))
+          Pad = (LaunchShape::TensorCopyAlign - Top % LaunchShape::TensorCopyAlign) %
+                LaunchShape::TensorCopyAlign;
+        Top += Pad;
         Shape.SharedAllocs.push_back(&N);
         Shape.SharedOffsets.push_back(Top);
         Top += *Bytes;
-        Sum += *Bytes;
+        Sum += *Bytes + Pad;
         Shape.SharedBytes = std::max(Shape.SharedBytes, Top);
         Shape.SharedReused = Sum > Shape.SharedBytes;
         IRVisitor::visitAllocate(N);
-        Top -= *Bytes;
+        Top -= *Bytes + Pad;
+        Allocs.pop_back();
         return;
       }
       Shape.NonConstantShared.push_back(N.Buf.Name);
     }
     IRVisitor::visitAllocate(N);
+    Allocs.pop_back();
   }
   void visitFor(const ForNode &N) override {
     if (isBlockLoop(N.Loop)) {
@@ -149,11 +176,24 @@ void walkHost(
 
 LaunchShape launchShape(const LaunchNode &L) {
   ShapeCollector C;
+  struct Dsts : IRVisitor {
+    llvm::StringSet<> &Names;
+    explicit Dsts(llvm::StringSet<> &N) : Names(N) {}
+    void visitTensorCopy(const TensorCopyNode &N) override { Names.insert(N.Dst); }
+  } Scan(C.CopyDsts);
+  Scan.visit(L.Body);
   C.visit(L.Body);
   for (Expr &G : C.Shape.Grid)
     if (!G)
       G = intImm(1);
+  // The tiles' base is aligned at run time inside this slack.
+  if (!C.Shape.TensorMaps.empty())
+    C.Shape.SharedBytes += LaunchShape::TensorCopyAlign;
   return std::move(C.Shape);
+}
+
+int64_t tensorCopySwizzleBytes(const Buffer &Dst) {
+  return Dst.Swz ? int64_t(16) << Dst.Swz.Bits : 0;
 }
 
 std::optional<int64_t> sharedAllocBytes(const Buffer &B) {

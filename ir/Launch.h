@@ -66,6 +66,27 @@ struct LaunchShape {
   /// computes them and passes them in.
   std::vector<std::pair<std::string, int64_t>> AlignmentTests;
 
+  /// What the bulk tensor copy engine reads (tensor_copy): each tensor with
+  /// a box and the swizzle its destination takes (bytes: 0, 32, 64, 128),
+  /// once, in first-use order; the launcher makes a tensor map of each
+  /// and passes it by value. Such a launch carves its tiles from the
+  /// dynamic shared memory at an offset aligned to TensorCopyAlign, which
+  /// SharedBytes includes the slack for, and places each copy's
+  /// destination at a multiple of it (the engine's swizzle repeats every
+  /// 1024 bytes and runs on the address).
+  struct TensorMapUse {
+    std::string Tensor;
+    std::vector<int64_t> Box;
+    int64_t SwizzleBytes = 0;
+    bool operator==(const TensorMapUse &O) const {
+      return Tensor == O.Tensor && Box == O.Box && SwizzleBytes == O.SwizzleBytes;
+    }
+  };
+  std::vector<TensorMapUse> TensorMaps;
+  static constexpr int64_t TensorCopyAlign = 1024;
+  /// The buffers of mbarriers (8-byte words whatever the index type).
+  llvm::StringSet<> Mbarriers;
+
   int64_t threads() const { return Block[0] * Block[1] * Block[2]; }
   /// The byte offset of shared tile A (one of SharedAllocs).
   int64_t sharedOffset(const AllocateNode *A) const;
@@ -73,6 +94,10 @@ struct LaunchShape {
 
 /// The shape of launch L.
 LaunchShape launchShape(const LaunchNode &L);
+
+/// The swizzle of a tensor_copy destination in bytes (ir/IR.md): 16 <<
+/// Bits for the engine's swizzles, 0 without one.
+int64_t tensorCopySwizzleBytes(const Buffer &Dst);
 
 /// Whether the host can evaluate E: sizes (Sizes), constants, arithmetic,
 /// and aligned() tests of a global buffer's first element.

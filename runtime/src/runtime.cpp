@@ -7,7 +7,9 @@
 //===----------------------------------------------------------------------===//
 #include "tdsl/runtime.h"
 
+#include <cuda.h>
 #include <cuda_runtime_api.h>
+#include <cudaTypedefs.h>
 
 #include <atomic>
 #include <map>
@@ -203,6 +205,69 @@ tdsl_status tdsl_allow_dynamic_shared_memory(const void *Kernel, size_t Bytes) {
     return tdsl_record_cuda_error(Err, TDSL_ERROR_CUDA);
   Allowed = Bytes;
   return TDSL_SUCCESS;
+}
+
+tdsl_status tdsl_make_tensor_map(tdsl_tensor_map *Map, const void *Base, int ElemBytes, int Rank,
+                                 const int64_t *Dims, const int64_t *Box, int SwizzleBytes) {
+  static_assert(sizeof(tdsl_tensor_map) == sizeof(CUtensorMap) &&
+                    alignof(tdsl_tensor_map) >= alignof(CUtensorMap),
+                "tdsl_tensor_map holds a CUtensorMap");
+  if (!Map || !Dims || !Box)
+    return TDSL_ERROR_NULL_POINTER;
+  if (Rank < 1 || Rank > 5)
+    return TDSL_ERROR_INVALID_SIZE;
+  // The engine only moves bytes (zeros outside): an unsigned type of the
+  // element's size describes every dtype.
+  CUtensorMapDataType Type;
+  switch (ElemBytes) {
+  case 1: Type = CU_TENSOR_MAP_DATA_TYPE_UINT8; break;
+  case 2: Type = CU_TENSOR_MAP_DATA_TYPE_UINT16; break;
+  case 4: Type = CU_TENSOR_MAP_DATA_TYPE_UINT32; break;
+  case 8: Type = CU_TENSOR_MAP_DATA_TYPE_UINT64; break;
+  default: return TDSL_ERROR_INVALID_SIZE;
+  }
+  CUtensorMapSwizzle Swizzle;
+  switch (SwizzleBytes) {
+  case 0: Swizzle = CU_TENSOR_MAP_SWIZZLE_NONE; break;
+  case 32: Swizzle = CU_TENSOR_MAP_SWIZZLE_32B; break;
+  case 64: Swizzle = CU_TENSOR_MAP_SWIZZLE_64B; break;
+  case 128: Swizzle = CU_TENSOR_MAP_SWIZZLE_128B; break;
+  default: return TDSL_ERROR_INVALID_SIZE;
+  }
+  // CUDA lists dimensions innermost first; strides (bytes) from the second.
+  cuuint64_t GlobalDims[5], Strides[4];
+  cuuint32_t BoxDims[5], Step[5];
+  uint64_t Stride = static_cast<uint64_t>(ElemBytes);
+  for (int D = 0; D < Rank; ++D) {
+    int64_t Dim = Dims[Rank - 1 - D], Extent = Box[Rank - 1 - D];
+    if (Dim < 1 || Extent < 1 || Extent > 256)
+      return TDSL_ERROR_INVALID_SIZE;
+    GlobalDims[D] = static_cast<cuuint64_t>(Dim);
+    BoxDims[D] = static_cast<cuuint32_t>(Extent);
+    Step[D] = 1;
+    if (D > 0)
+      Strides[D - 1] = Stride;
+    Stride *= static_cast<uint64_t>(Dim);
+  }
+  if (reinterpret_cast<uintptr_t>(Base) % 16 != 0 || (Rank > 1 && Strides[0] % 16 != 0))
+    return TDSL_ERROR_MISALIGNED_POINTER;
+  // The driver's entry point, found once (the runtime has no wrapper).
+  static PFN_cuTensorMapEncodeTiled_v12000 Encode = [] {
+    void *Fn = nullptr;
+    cudaDriverEntryPointQueryResult Found;
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &Fn, 12000, cudaEnableDefault,
+                                         &Found) != cudaSuccess ||
+        Found != cudaDriverEntryPointSuccess)
+      Fn = nullptr;
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(Fn);
+  }();
+  if (!Encode)
+    return TDSL_ERROR_DEVICE;
+  CUresult Err = Encode(reinterpret_cast<CUtensorMap *>(Map), Type, static_cast<cuuint32_t>(Rank),
+                        const_cast<void *>(Base), GlobalDims, Strides, BoxDims, Step,
+                        CU_TENSOR_MAP_INTERLEAVE_NONE, Swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return Err == CUDA_SUCCESS ? TDSL_SUCCESS : TDSL_ERROR_CUDA;
 }
 
 } // extern "C"

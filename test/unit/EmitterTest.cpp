@@ -130,8 +130,10 @@ TEST(Emitter, RefusesALaunchInsideALaunch) {
 }
 
 // mbarrier statements become the device helpers of tdsl/device.cuh on the
-// buffer's word; a tensor_copy needs a tensor map no launcher makes yet.
-TEST(Emitter, WritesMbarriersAndRefusesTensorCopies) {
+// buffer's word; a tensor_copy reads through a tensor map the launcher
+// makes (only where the kernel that reads it runs) and passes by value,
+// and its launch carves its tiles from a 1024-byte aligned base.
+TEST(Emitter, WritesMbarriersAndTensorCopies) {
   std::string Cuda;
   const char *Ring = R"(func f<N>(in A: f32[N, 8], out Y: f32[N]) {
   launch Y generic {
@@ -161,15 +163,25 @@ TEST(Emitter, WritesMbarriersAndRefusesTensorCopies) {
   char Text[2048];
   std::snprintf(Text, sizeof Text, Ring, "");
   EXPECT_EQ(emit(Text, &Cuda), "");
-  for (const char *Call : {"tdsl_mbarrier_init(reinterpret_cast<uint64_t *>(&bar[1]), int(2));",
-                           "tdsl_mbarrier_arrive_warp(reinterpret_cast<uint64_t *>(&bar[1]));",
-                           "tdsl_mbarrier_wait(reinterpret_cast<uint64_t *>(&bar[1]), int(0));",
-                           "tdsl_mbarrier_expect_tx(reinterpret_cast<uint64_t *>(&bar[0]), int(512));",
-                           "tdsl_mbarrier_arrive(reinterpret_cast<uint64_t *>(&bar[0]));"})
+  for (const char *Call : {"tdsl_mbarrier_init(&bar[1], int(2));",
+                           "tdsl_mbarrier_arrive_warp(&bar[1]);",
+                           "tdsl_mbarrier_wait(&bar[1], int(0));",
+                           "tdsl_mbarrier_expect_tx(&bar[0], int(512));",
+                           "tdsl_mbarrier_arrive(&bar[0]);"})
     EXPECT_NE(Cuda.find(Call), std::string::npos) << Call << "\n" << Cuda;
-  std::snprintf(Text, sizeof Text, Ring, "tensor_copy S[0, 0] <- A[0, 0] box [16, 8] on bar[0]");
-  EXPECT_EQ(emit(Text), "launch 'Y' of 'f' holds a tensor_copy of 'A' (it needs a tensor map "
-                        "from the launcher), which no backend path writes yet");
+  std::snprintf(Text, sizeof Text, Ring, "tensor_copy S[0, 0] <- A[b * 16, 0] box [16, 8] on bar[0]");
+  EXPECT_EQ(emit(Text, &Cuda), "");
+  for (const char *Piece :
+       {"uint64_t *const bar = reinterpret_cast<uint64_t *>(tdsl_tiles + 0);",
+        "const __grid_constant__ tdsl_tensor_map tdsl_map0_A, Index N)",
+        "unsigned char *const tdsl_tiles = tdsl_align_shared<1024>(tdsl_smem);",
+        "reinterpret_cast<float (*)[8]>(tdsl_tiles + 1024)",
+        "tdsl_tensor_copy(&S[0][0], &tdsl_map0_A, &bar[0], int(0), "
+        "int(b * 16));",
+        "tdsl_tensor_map tdsl_map0_A = {};",
+        "const int64_t dims[] = {int64_t(N), int64_t(8)}, box[] = {16, 8};",
+        "status = tdsl_make_tensor_map(&tdsl_map0_A, A, 4, 2, dims, box, 0);"})
+    EXPECT_NE(Cuda.find(Piece), std::string::npos) << Piece << "\n" << Cuda;
 }
 
 TEST(Emitter, RefusesStatementsOutsideLaunches) {

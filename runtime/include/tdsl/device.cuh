@@ -466,6 +466,56 @@ __device__ __forceinline__ void tdsl_mbarrier_wait(uint64_t *bar, int parity) {
 #endif
 }
 
+// The bulk tensor copy engine (sm_90, ir/IR.md `tensor_copy`): the box of the
+// tensor behind map (the launcher's tensor map, a __grid_constant__
+// parameter) at coordinates c, innermost first, lands at dst (aligned to
+// 1024 bytes where swizzled), zeros outside the tensor; its bytes count on
+// the mbarrier bar.
+template <typename... Coord>
+__device__ __forceinline__ void tdsl_tensor_copy(void *dst, const tdsl_tensor_map *map, uint64_t *bar,
+                                                 Coord... c) {
+  constexpr int Rank = sizeof...(Coord);
+  static_assert(Rank >= 1 && Rank <= 5, "the engine copies boxes of 1 to 5 dimensions");
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+  const int x[5] = {int(c)...};
+  const uint32_t d = tdsl_smem_addr(dst), b = tdsl_smem_addr(bar);
+  const uint64_t m = reinterpret_cast<uint64_t>(map);
+  if constexpr (Rank == 1)
+    asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%2}], [%3];\n" ::"r"(d), "l"(m), "r"(x[0]), "r"(b)
+                 : "memory");
+  else if constexpr (Rank == 2)
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(d), "l"(m), "r"(x[0]), "r"(x[1]), "r"(b)
+                 : "memory");
+  else if constexpr (Rank == 3)
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(d), "l"(m), "r"(x[0]), "r"(x[1]),
+                 "r"(x[2]), "r"(b)
+                 : "memory");
+  else if constexpr (Rank == 4)
+    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(d), "l"(m), "r"(x[0]), "r"(x[1]),
+                 "r"(x[2]), "r"(x[3]), "r"(b)
+                 : "memory");
+  else
+    asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%2, %3, %4, %5, %6}], [%7];\n" ::"r"(d), "l"(m), "r"(x[0]),
+                 "r"(x[1]), "r"(x[2]), "r"(x[3]), "r"(x[4]), "r"(b)
+                 : "memory");
+#else
+  __trap(); // the copy engine is sm_90's
+#endif
+}
+
+// A pointer to the first byte at or after p whose shared-memory address is
+// a multiple of Align: the tiles of a launch with tensor copies start there
+// (ir/Launch.h reserves the slack).
+template <int Align> __device__ __forceinline__ unsigned char *tdsl_align_shared(unsigned char *p) {
+  const uint32_t a = tdsl_smem_addr(p);
+  return p + ((Align - a % Align) % Align);
+}
+
 // ldmatrix of Count 8x8 b16 matrices into Count registers from regs on.
 template <int Count, bool Trans>
 __device__ __forceinline__ void tdsl_ldmatrix(uint32_t *regs, const void *row) {

@@ -2,7 +2,7 @@
  *
  * What the launchers that tdslc emits call, and what a program calling
  * them may use: status codes, the last CUDA error, a device-properties
- * cache, the >48 KiB dynamic shared-memory opt-in. C ABI. Nothing here
+ * cache, the >48 KiB dynamic shared-memory opt-in, tensor maps. C ABI. Nothing here
  * exits, prints or synchronizes; the stream is always the caller's.
  *
  *===----------------------------------------------------------------------===*/
@@ -59,6 +59,28 @@ tdsl_status tdsl_device_properties(const struct cudaDeviceProp **props);
  * device's opt-in limit and sets cudaFuncAttributeMaxDynamicSharedMemorySize
  * once per kernel and device. */
 tdsl_status tdsl_allow_dynamic_shared_memory(const void *kernel, size_t bytes);
+
+/* A tensor map of the bulk tensor copy engine (sm_90; CUDA's CUtensorMap,
+ * whose 128 bytes it holds): what a kernel's tensor_copy reads through,
+ * made by the launcher and passed by value. */
+typedef struct tdsl_tensor_map {
+#ifdef __cplusplus
+  alignas(128)
+#else
+  _Alignas(128)
+#endif
+      uint64_t opaque[16];
+} tdsl_tensor_map;
+
+/* Makes *map describe boxes of box[0] x ... x box[rank - 1] elements of the
+ * row-major tensor at base, dims[0] x ... x dims[rank - 1] elements of
+ * elem_bytes each (dims[0] outermost), landing in shared memory in the
+ * engine's swizzle of swizzle_bytes (0, 32, 64 or 128); elements outside
+ * the tensor read as zero. The engine needs base 16-byte aligned and each
+ * row's bytes a multiple of 16 (TDSL_ERROR_MISALIGNED_POINTER otherwise);
+ * TDSL_ERROR_DEVICE where the driver has no tensor maps (before CUDA 12). */
+tdsl_status tdsl_make_tensor_map(tdsl_tensor_map *map, const void *base, int elem_bytes, int rank,
+                                 const int64_t *dims, const int64_t *box, int swizzle_bytes);
 
 /* How one launch of a kernel is shaped (a .tdsl kernel may need several
  * launches: see the _launch_info query each launcher comes with). */
