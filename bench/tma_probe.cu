@@ -34,11 +34,12 @@
 //
 // Usage: tdsl-tma-probe [--check] [M N K]...   (default: a set of large
 // shapes; --check: the checks without the timing, for the sanitizers)
+#include <tdsl/runtime.h>
+#include <tdsl/device.cuh>
+
 #include <cublas_v2.h>
-#include <cuda.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
-#include <cudaTypedefs.h>
 
 #include <algorithm>
 #include <cmath>
@@ -50,73 +51,22 @@
 
 namespace {
 
+using namespace tdsl_generated; // the helpers tile-mma's kernels use
+
 enum class Feed { CpAsync, Tma, TmaRelease };
 
 constexpr int kBlockN = 128;
 constexpr int kOutPitch = kBlockN + 8; // the output tile's padded row
 
-__device__ __forceinline__ uint32_t smemAddr(const void *p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-// Offset o of a row-major buffer, bits [Base, Base + Bits) XORed with the
-// bits Shift above them (tdsl_swizzle of tdsl/device.cuh). On element
-// offsets of f16, (2, 3, 3) is the engine's 64-byte swizzle and (3, 3, 3)
-// its 128-byte swizzle, for buffers aligned to 512 and 1024 bytes.
-template <int Bits, int Base, int Shift> __device__ __forceinline__ int swizzle(int o) {
-  return o ^ (((o >> (Base + Shift)) & ((1 << Bits) - 1)) << Base);
-}
+// tdsl_swizzle of tdsl/device.cuh on element offsets of f16: (2, 3, 3) is
+// the engine's 64-byte swizzle and (3, 3, 3) its 128-byte one, for buffers
+// aligned to 512 and 1024 bytes.
 template <int KT> __device__ __forceinline__ int swizzleA(int o) {
   if constexpr (KT == 32)
-    return swizzle<2, 3, 3>(o);
+    return tdsl_swizzle<2, 3, 3>(o);
   else
-    return swizzle<3, 3, 3>(o);
+    return tdsl_swizzle<3, 3, 3>(o);
 }
-
-__device__ __forceinline__ void ldsm4(uint32_t *r, const void *p, bool trans) {
-  if (trans)
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(smemAddr(p)));
-  else
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(smemAddr(p)));
-}
-__device__ __forceinline__ void mma(float *c, const uint32_t *a, const uint32_t *b) {
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-               "{%8,%9}, {%0,%1,%2,%3};\n"
-               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-__device__ __forceinline__ void cpAsync16(void *dst, const void *src, bool valid) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smemAddr(dst)), "l"(src),
-               "r"(valid ? 16 : 0));
-}
-
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-__device__ __forceinline__ void mbarInit(uint64_t *bar, int count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smemAddr(bar)), "r"(count));
-}
-__device__ __forceinline__ void mbarExpect(uint64_t *bar, int bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smemAddr(bar)), "r"(bytes)
-               : "memory");
-}
-__device__ __forceinline__ void mbarArrive(uint64_t *bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smemAddr(bar)) : "memory");
-}
-__device__ __forceinline__ void mbarWait(uint64_t *bar, int parity) {
-  asm volatile("{\n .reg .pred p;\n WAIT_%=:\n"
-               " mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
-               " @!p bra WAIT_%=;\n}" ::"r"(smemAddr(bar)),
-               "r"(parity)
-               : "memory");
-}
-// A 2-D box at (inner c0, outer c1) of the tensor behind map, into dst.
-__device__ __forceinline__ void tmaLoad(void *dst, const CUtensorMap *map, int c0, int c1, uint64_t *bar) {
-  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-               " [%0], [%1, {%2, %3}], [%4];" ::"r"(smemAddr(dst)),
-               "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(smemAddr(bar))
-               : "memory");
-}
-#endif
 
 // Shared memory of a form: S stages of A [256][KT] and B as two halves of
 // [KT][64] (each warp's 64 columns one half, so both copy forms lay B out
@@ -130,7 +80,7 @@ __host__ __device__ constexpr int smemBytes(int BM, int KT, int S) {
 // SM), the two blocks tile-mma emits; a thread a row of A.
 template <Feed F, int KT, int S, int BM>
 __global__ void __launch_bounds__(BM)
-gemm(const __grid_constant__ CUtensorMap mapA, const __grid_constant__ CUtensorMap mapB, const __half *A,
+gemm(const __grid_constant__ tdsl_tensor_map mapA, const __grid_constant__ tdsl_tensor_map mapB, const __half *A,
      const __half *B, __half *C, int M, int K, int N) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   extern __shared__ __align__(1024) unsigned char smem[];
@@ -155,41 +105,41 @@ gemm(const __grid_constant__ CUtensorMap mapA, const __grid_constant__ CUtensorM
 #pragma unroll
       for (int c = 0; c < KT / 8; ++c) {
         const int q = tx + c * kThreads, r = q / (KT / 8), col = q % (KT / 8) * 8;
-        cpAsync16(&As[s][swizzleA<KT>(r * KT + col)], &A[(tm * kBlockM + r) * K + t * KT + col],
+        tdsl_cp_async<16>(&As[s][swizzleA<KT>(r * KT + col)], &A[(tm * kBlockM + r) * K + t * KT + col],
                   tm * kBlockM + r < M && t * KT + col < K);
       }
 #pragma unroll
       for (int c = 0; c < KT * 16 / kThreads; ++c) {
         const int q = tx + c * kThreads, r = q / 16, col = q % 16 * 8;
-        cpAsync16(&Bs[s][col / 64][swizzle<3, 3, 3>(r * 64 + col % 64)],
+        tdsl_cp_async<16>(&Bs[s][col / 64][tdsl_swizzle<3, 3, 3>(r * 64 + col % 64)],
                   &B[(t * KT + r) * N + tn * kBlockN + col], tn * kBlockN + col < N && t * KT + r < K);
       }
     } else {
-      mbarExpect(&full[s], stageBytes(BM, KT));
-      tmaLoad(As[s], &mapA, t * KT, tm * kBlockM, &full[s]);
-      tmaLoad(Bs[s][0], &mapB, tn * kBlockN, t * KT, &full[s]);
-      tmaLoad(Bs[s][1], &mapB, tn * kBlockN + 64, t * KT, &full[s]);
+      tdsl_mbarrier_expect_tx(&full[s], stageBytes(BM, KT));
+      tdsl_tensor_copy(As[s], &mapA, &full[s], t * KT, tm * kBlockM);
+      tdsl_tensor_copy(Bs[s][0], &mapB, &full[s], tn * kBlockN, t * KT);
+      tdsl_tensor_copy(Bs[s][1], &mapB, &full[s], tn * kBlockN + 64, t * KT);
     }
   };
   uint32_t fa[2][16], fb[2][16];
   auto load = [&](int buf, int s, int ks) {
 #pragma unroll
     for (int i = 0; i < 4; ++i)
-      ldsm4(&fa[buf][i * 4],
-            &As[s][swizzleA<KT>((warp / 2 * 64 + i * 16 + lane / 8 % 2 * 8 + lane % 8) * KT + ks * 16 + lane / 16 * 8)],
-            false);
+      tdsl_ldmatrix<4, false>(
+          &fa[buf][i * 4],
+          &As[s][swizzleA<KT>((warp / 2 * 64 + i * 16 + lane / 8 % 2 * 8 + lane % 8) * KT + ks * 16 + lane / 16 * 8)]);
 #pragma unroll
     for (int j = 0; j < 4; ++j)
-      ldsm4(&fb[buf][j * 4],
-            &Bs[s][warp % 2][swizzle<3, 3, 3>((ks * 16 + lane / 8 % 2 * 8 + lane % 8) * 64 + j * 16 + lane / 16 * 8)],
-            true);
+      tdsl_ldmatrix<4, true>(
+          &fb[buf][j * 4],
+          &Bs[s][warp % 2][tdsl_swizzle<3, 3, 3>((ks * 16 + lane / 8 % 2 * 8 + lane % 8) * 64 + j * 16 + lane / 16 * 8)]);
   };
   // Waits until stage s holds k tile t.
   auto arrived = [&](int t) {
     if constexpr (F == Feed::CpAsync) {
-      asm volatile("cp.async.wait_group %0;\n" ::"n"(S - 2));
+      tdsl_cp_async_wait<S - 2>();
     } else {
-      mbarWait(&full[t % S], t / S & 1);
+      tdsl_mbarrier_wait(&full[t % S], t / S & 1);
     }
   };
 
@@ -199,17 +149,16 @@ gemm(const __grid_constant__ CUtensorMap mapA, const __grid_constant__ CUtensorM
     acc[e] = 0.0f;
   if (F != Feed::CpAsync && tx == 0) {
     for (int s = 0; s < S; ++s) {
-      mbarInit(&full[s], 1);
-      mbarInit(&freed[s], kThreads / 32);
+      tdsl_mbarrier_init(&full[s], 1);
+      tdsl_mbarrier_init(&freed[s], kThreads / 32);
     }
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   __syncthreads();
   for (int t = 0; t < S - 1; ++t) {
     if (t < tiles && (F == Feed::CpAsync || tx == 0))
       fill(t);
     if (F == Feed::CpAsync)
-      asm volatile("cp.async.commit_group;\n" ::);
+      tdsl_cp_async_commit();
   }
   if (tiles > 0) {
     arrived(0);
@@ -223,8 +172,8 @@ gemm(const __grid_constant__ CUtensorMap mapA, const __grid_constant__ CUtensorM
     for (int ks = 0; ks < KS; ++ks) {
       if (ks + 1 < KS) {
         load((ks + 1) & 1, s, ks + 1);
-        if (F == Feed::TmaRelease && ks + 2 == KS && lane == 0)
-          mbarArrive(&freed[s]); // this warp's last reads of stage s
+        if (F == Feed::TmaRelease && ks + 2 == KS)
+          tdsl_mbarrier_arrive_warp(&freed[s]); // this warp's last reads of stage s
       } else {
         if (kt + 1 < tiles || F == Feed::CpAsync)
           arrived(kt + 1);
@@ -240,10 +189,10 @@ gemm(const __grid_constant__ CUtensorMap mapA, const __grid_constant__ CUtensorM
         if (F == Feed::CpAsync) {
           if (t < tiles)
             fill(t);
-          asm volatile("cp.async.commit_group;\n" ::);
+          tdsl_cp_async_commit();
         } else if (tx == 0 && t < tiles) {
           if (F == Feed::TmaRelease && kt > 0)
-            mbarWait(&freed[(kt - 1) % S], (kt - 1) / S & 1);
+            tdsl_mbarrier_wait(&freed[(kt - 1) % S], (kt - 1) / S & 1);
           fill(t);
         }
       }
@@ -251,11 +200,11 @@ gemm(const __grid_constant__ CUtensorMap mapA, const __grid_constant__ CUtensorM
       for (int i = 0; i < 4; ++i)
 #pragma unroll
         for (int j = 0; j < 8; ++j)
-          mma(&acc[(i * 8 + j) * 4], &fa[ks & 1][i * 4], &fb[ks & 1][j * 2]);
+          tdsl_mma_m16n8k16<__half>(&acc[(i * 8 + j) * 4], &fa[ks & 1][i * 4], &fb[ks & 1][j * 2]);
     }
   }
   if (F == Feed::CpAsync)
-    asm volatile("cp.async.wait_group 0;\n" ::);
+    tdsl_cp_async_wait<0>();
   auto *Out = reinterpret_cast<__half(*)[kOutPitch]>(smem);
   __syncthreads();
 #pragma unroll
@@ -287,19 +236,12 @@ gemm(const __grid_constant__ CUtensorMap mapA, const __grid_constant__ CUtensorM
     }                                                                                                            \
   } while (0)
 
-PFN_cuTensorMapEncodeTiled_v12000 encodeTiled;
-
 // The map of a row-major f16 matrix of rows x cols, boxes of boxRows x
-// boxCols landing in the given swizzle; elements outside read as zero.
-CUtensorMap tensorMap(const __half *p, int rows, int cols, int boxRows, int boxCols, CUtensorMapSwizzle swizzle) {
-  CUtensorMap map;
-  cuuint64_t dims[2] = {cuuint64_t(cols), cuuint64_t(rows)};
-  cuuint64_t strides[1] = {cuuint64_t(cols) * 2};
-  cuuint32_t box[2] = {cuuint32_t(boxCols), cuuint32_t(boxRows)};
-  cuuint32_t step[2] = {1, 1};
-  CHECK(encodeTiled(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, const_cast<__half *>(p), dims, strides, box, step,
-                    CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                    CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+// boxCols landing in the engine's swizzle of swizzleBytes; zeros outside.
+tdsl_tensor_map tensorMap(const __half *p, int rows, int cols, int boxRows, int boxCols, int swizzleBytes) {
+  tdsl_tensor_map map;
+  const int64_t dims[2] = {rows, cols}, box[2] = {boxRows, boxCols};
+  CHECK(tdsl_make_tensor_map(&map, p, 2, 2, dims, box, swizzleBytes));
   return map;
 }
 
@@ -355,9 +297,9 @@ bool probe(cublasHandle_t handle, int M, int N, int K, bool timed) {
   // never written unless it was set before: set it, so that a clean report
   // speaks for the forms here.
   CHECK(cudaMemset(C[0], 0, nc * 2));
-  const CUtensorMap a256 = tensorMap(A, M, K, 256, 64, CU_TENSOR_MAP_SWIZZLE_128B);
-  const CUtensorMap a128 = tensorMap(A, M, K, 128, 64, CU_TENSOR_MAP_SWIZZLE_128B);
-  const CUtensorMap b64 = tensorMap(B, K, N, 64, 64, CU_TENSOR_MAP_SWIZZLE_128B);
+  const tdsl_tensor_map a256 = tensorMap(A, M, K, 256, 64, 128);
+  const tdsl_tensor_map a128 = tensorMap(A, M, K, 128, 64, 128);
+  const tdsl_tensor_map b64 = tensorMap(B, K, N, 64, 64, 128);
   auto grid = [&](int BM) { return ((M + BM - 1) / BM) * ((N + kBlockN - 1) / kBlockN); };
   const float one = 1, zero = 0;
   auto cublas = [&] { // row-major C = A B is column-major C^T = B^T A^T
@@ -449,9 +391,6 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "tma-probe: the bulk tensor copy engine needs sm_90 or newer\n");
     return 2;
   }
-  cudaDriverEntryPointQueryResult found;
-  CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", reinterpret_cast<void **>(&encodeTiled), 12000,
-                                         cudaEnableDefault, &found));
   const bool timed = !(argc > 1 && std::string(argv[1]) == "--check");
   std::vector<int> shapes;
   for (int i = timed ? 1 : 2; i + 2 < argc; i += 3)
