@@ -54,6 +54,12 @@ static cl::opt<std::string> CheckResourcesArch(
              "(shared memory, threads per block, grid), as tdslc does before emitting"),
     cl::value_desc("sm_XY"), cl::cat(OptCategory));
 
+static cl::opt<bool> EmitCuda(
+    "emit-cuda",
+    cl::desc("After the passes, print the CUDA the backend writes (kernels and launchers, for "
+             "nvcc with tdsl/runtime.h and tdsl/device.cuh) instead of the IR"),
+    cl::init(false), cl::cat(OptCategory));
+
 static cl::opt<bool> Remarks("remarks",
                              cl::desc("Print a remark where a pass declines a nest, and why"),
                              cl::init(false), cl::cat(OptCategory));
@@ -75,7 +81,7 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(OptCategory);
   cl::SetVersionPrinter([](raw_ostream &OS) { OS << "tdsl-opt version 0.1.0\n"; });
   cl::ParseCommandLineOptions(argc, argv,
-                              "tdsl-opt: reads loop IR text, runs passes, prints the IR\n");
+                              "tdsl-opt: reads loop IR text, runs passes, prints the IR (or its CUDA)\n");
 
   if (Remarks)
     setRemarkHandler([](const Remark &R) {
@@ -176,7 +182,17 @@ int main(int argc, char **argv) {
     printError("cannot write '" + OutputFile + "': " + EC.message());
     return ExitUserError;
   }
-  ir::printModule(*M, Out.os());
+  if (EmitCuda) {
+    // A backend refusal of verified IR is the compiler's fault, as in tdslc.
+    bool Internal = false;
+    std::string Problem = emitCuda(*M, CudaEmitOptions(), Out.os(), &Internal);
+    if (!Problem.empty()) {
+      printError(Problem);
+      return Internal ? ExitInternalError : ExitUserError;
+    }
+  } else {
+    ir::printModule(*M, Out.os());
+  }
   Out.keep();
   return 0;
 }
