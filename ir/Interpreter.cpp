@@ -390,8 +390,11 @@ private:
   /// phase when nothing is left.
   bool arrive(BufferState &B, int64_t Index, uint32_t L, int64_t Bytes);
   bool completePhase(BufferState &B, int64_t Index);
-  /// The mbarrier B[Index] for lane L, initialized and visible to it.
-  MbarrierState *mbarrier(BufferState &B, const Value *Index, uint32_t L, const char *What);
+  /// The mbarrier B[Index] for lane L (an error outside B).
+  MbarrierState *mbarrierAt(BufferState &B, const Value *Index, uint32_t L,
+                            const std::string &What);
+  /// The same, initialized and visible to L.
+  MbarrierState *mbarrier(BufferState &B, const Value *Index, uint32_t L, const std::string &What);
   /// Whether lane L's thread is ordered after thread Other's access at
   /// Clock by the mbarriers it waited on.
   bool ordered(uint32_t L, uint32_t Other, uint32_t Clock) const;
@@ -1598,6 +1601,13 @@ bool Interpreter::retire(const std::vector<uint32_t> &Group) {
 // acquires what the phase released and the copies that completed it.
 //===----------------------------------------------------------------------===//
 
+/// Into[t] = max(Into[t], From[t]): what one thread (or phase) knows of
+/// each thread's clock, joined with another's.
+static void joinClocks(std::vector<uint32_t> &Into, const std::vector<uint32_t> &From) {
+  for (size_t T = 0; T < Into.size(); ++T)
+    Into[T] = std::max(Into[T], From[T]);
+}
+
 bool Interpreter::ordered(uint32_t L, uint32_t Other, uint32_t At) const {
   if (!UsesMbarriers)
     return false;
@@ -1607,21 +1617,29 @@ bool Interpreter::ordered(uint32_t L, uint32_t Other, uint32_t At) const {
   return Known[L][Other - First] >= At;
 }
 
-MbarrierState *Interpreter::mbarrier(BufferState &B, const Value *Index, uint32_t L,
-                                     const char *What) {
+MbarrierState *Interpreter::mbarrierAt(BufferState &B, const Value *Index, uint32_t L,
+                                       const std::string &What) {
   int64_t I = Index[L].I;
   if (I < 0 || I >= B.NumElems) {
-    fail(std::string("out-of-bounds ") + What + " on " + B.Name + "[" + std::to_string(I) + "] " +
-         whereStr(L));
+    fail("out-of-bounds " + What + " on " + B.Name + "[" + std::to_string(I) + "] " + whereStr(L));
     return nullptr;
   }
-  MbarrierState &M = B.Mbar[static_cast<size_t>(I)];
+  return &B.Mbar[static_cast<size_t>(I)];
+}
+
+MbarrierState *Interpreter::mbarrier(BufferState &B, const Value *Index, uint32_t L,
+                                     const std::string &What) {
+  MbarrierState *Found = mbarrierAt(B, Index, L, What);
+  if (!Found)
+    return nullptr;
+  MbarrierState &M = *Found;
+  int64_t I = Index[L].I;
   if (!M.Init) {
-    fail(std::string(What) + " on " + elementStr(B, I) + " before its init " + whereStr(L));
+    fail(What + " on " + elementStr(B, I) + " before its init " + whereStr(L));
     return nullptr;
   }
   if (M.InitEpoch == SharedEpoch && M.InitThread != threadId(L)) {
-    fail(std::string(What) + " on " + elementStr(B, I) + " by another thread than its init's (" +
+    fail(What + " on " + elementStr(B, I) + " by another thread than its init's (" +
          globalThreadStr(M.InitThread) + ") with no barrier after the init " + whereStr(L));
     return nullptr;
   }
@@ -1661,8 +1679,7 @@ bool Interpreter::arrive(BufferState &B, int64_t Index, uint32_t L, int64_t Byte
                 whereStr(L));
   M.Bytes += Bytes;
   --M.Arrivals;
-  for (uint32_t T = 0; T < W; ++T)
-    M.Released[T] = std::max(M.Released[T], Known[L][T]);
+  joinClocks(M.Released, Known[L]);
   M.Released[L] = std::max(M.Released[L], Clock[L]);
   ++Clock[L];
   return completePhase(B, Index);
@@ -1678,11 +1695,11 @@ bool Interpreter::execMbarrier(CStmt &S, const LaneList &Act) {
   const std::string What = "mbarrier " + mbarrierOpName(Op).str();
   if (Op == MbarrierOp::Init) {
     for (uint32_t L : Act) {
+      MbarrierState *Found = mbarrierAt(B, Index, L, What);
+      if (!Found)
+        return false;
+      MbarrierState &M = *Found;
       int64_t I = Index[L].I;
-      if (I < 0 || I >= B.NumElems)
-        return fail("out-of-bounds mbarrier init on " + B.Name + "[" + std::to_string(I) + "] " +
-                    whereStr(L));
-      MbarrierState &M = B.Mbar[static_cast<size_t>(I)];
       if (M.Init && M.InitEpoch == SharedEpoch)
         return fail("mbarrier init of " + elementStr(B, I) + " twice with no barrier between " +
                     whereStr(L));
@@ -1709,7 +1726,7 @@ bool Interpreter::execMbarrier(CStmt &S, const LaneList &Act) {
       return false;
     for (size_t First = 0; First < Act.size(); First += WarpSize) {
       uint32_t L0 = Act[First];
-      MbarrierState *M = mbarrier(B, Index, L0, What.c_str());
+      MbarrierState *M = mbarrier(B, Index, L0, What);
       if (!M)
         return false;
       for (uint32_t K = 1; K < WarpSize; ++K) {
@@ -1718,8 +1735,7 @@ bool Interpreter::execMbarrier(CStmt &S, const LaneList &Act) {
           return fail(What + " on " + B.Name + "[" + std::to_string(Index[L].I) + "] and " +
                       B.Name + "[" + std::to_string(Index[L0].I) +
                       "] by one warp (one barrier a warp) " + whereStr(L));
-        for (uint32_t T = 0; T < W; ++T)
-          Known[L0][T] = std::max(Known[L0][T], Known[L][T]);
+        joinClocks(Known[L0], Known[L]);
         Known[L0][L] = std::max(Known[L0][L], Clock[L]);
         ++Clock[L];
       }
@@ -1729,7 +1745,7 @@ bool Interpreter::execMbarrier(CStmt &S, const LaneList &Act) {
     return true;
   }
   for (uint32_t L : Act) {
-    MbarrierState *M = mbarrier(B, Index, L, What.c_str());
+    MbarrierState *M = mbarrier(B, Index, L, What);
     if (!M)
       return false;
     int64_t I = Index[L].I;
@@ -1758,8 +1774,7 @@ bool Interpreter::execMbarrier(CStmt &S, const LaneList &Act) {
                     " bytes of tensor copies: on the GPU the threads would wait forever (here "
                     "they run in lockstep, so only what comes earlier in the program counts) " +
                     whereStr(L));
-      for (uint32_t T = 0; T < W; ++T)
-        Known[L][T] = std::max(Known[L][T], M->Done[T]);
+      joinClocks(Known[L], M->Done);
       break;
     }
     case MbarrierOp::Init:
