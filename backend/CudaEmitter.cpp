@@ -994,7 +994,12 @@ void FuncEmitter::declareShared(const AllocateNode &N, const std::string &T, Buf
   if (Ref.Subscripts && !B.ExtentNames.empty())
     Comment = B.ExtentNames.front() + ": " + Comment;
   std::string Ptr = Rows.empty() ? T + " *" : T + " (*)" + Rows;
-  line() << (Rows.empty() ? T + " *const " + Name : T + " (*const " + Name + ")" + Rows)
+  // A launch's kernel for unaligned tensors keeps its mbarriers unused.
+  if (Cur->Shape.Mbarriers.count(B.Name))
+    line() << "[[maybe_unused]] ";
+  else
+    line();
+  OS << (Rows.empty() ? T + " *const " + Name : T + " (*const " + Name + ")" + Rows)
          << " = reinterpret_cast<" << Ptr << ">("
          << (Cur->Shape.TensorMaps.empty() ? "tdsl_smem" : "tdsl_tiles") << " + "
          << Cur->Shape.sharedOffset(&N)
@@ -1542,6 +1547,12 @@ void FuncEmitter::emitRun() {
       // them runs (its version's test is what makes them valid: 16-byte
       // aligned tensors and rows).
       ExprWriter HW(Sizes, /*Host=*/true);
+      // In a scope of their own: the next launch's maps take the same names.
+      const bool HasMaps = !L.Shape.TensorMaps.empty();
+      if (HasMaps) {
+        Ind() << "{\n";
+        ++Depth;
+      }
       for (size_t I = 0; I < L.Shape.TensorMaps.size(); ++I)
         Ind() << "tdsl_tensor_map " << tensorMapParam(L.Shape, I) << " = {};\n";
       auto MakeMaps = [&](const Stmt &Body) {
@@ -1581,6 +1592,10 @@ void FuncEmitter::emitRun() {
       } else {
         MakeMaps(L.Node->Body);
         Launch(kernelName(L));
+      }
+      if (HasMaps) {
+        --Depth;
+        Ind() << "}\n";
       }
       Ind() << "if (status != TDSL_SUCCESS)\n";
       Ind() << "  return status;\n";

@@ -30,9 +30,10 @@ TENSOR_CORE_LADDER = [
     f"1-cuda-cores={S}tensor_cores=off",
     f"2-mma-from-shared={S}ldmatrix=off {S}stages=1 {S}swizzle=off {S}block_order=rows",
     f"3-+ldmatrix={S}stages=1 {S}swizzle=off {S}block_order=rows",
-    f"4-+cp.async-stages={S}swizzle=off {S}block_order=rows",
-    f"5-+swizzle={S}block_order=rows",
-    "6-+block-order=",
+    f"4-+cp.async-stages={S}swizzle=off {S}block_order=rows {S}copy_engine=off",
+    f"5-+swizzle={S}block_order=rows {S}copy_engine=off",
+    f"6-+block-order={S}copy_engine=off",
+    "7-+copy-engine=",
 ]
 
 

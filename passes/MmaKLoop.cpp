@@ -19,10 +19,10 @@ MmaKLoop::MmaKLoop(NameTable &Names, const MmaSchedule &S, const MmaContraction 
     : Names(Names), S(S), M(M), TX(std::move(TX)), Lane(std::move(Lane)), KT(std::move(KT)),
       KFirst(std::move(KFirst)), Line(Line), Steps(S.TileK / mmaShapeK(M.Shape)) {}
 
-Stmt MmaKLoop::loadAll(int64_t Buf, const Expr &Stage, int64_t KK) {
+Stmt MmaKLoop::loadAll(int64_t Buf, const Expr &Stage, const Expr &KK) {
   std::vector<Stmt> Out;
   for (const MmaOperandStage &O : M.Sides)
-    Out.push_back(O.loadFragments(Names, S, Lane, c(Buf), Stage, c(KK), Line));
+    Out.push_back(O.loadFragments(Names, S, Lane, c(Buf), Stage, KK, Line));
   return block(std::move(Out));
 }
 
@@ -35,9 +35,17 @@ Stmt MmaKLoop::copyAll(const Expr &KTile, const Expr &Stage, bool Wide) {
 }
 
 Stmt MmaKLoop::compute(const Expr &Stage) {
+  // More than two k steps (the copy engine's k tiles, in the guarded
+  // version) stay a loop: unrolled, ptxas keeps every step's addresses
+  // live beside the accumulators and spills (sibling products, sm_90).
+  if (Steps > 2) {
+    std::string K = Names.fresh("kk");
+    return std::make_shared<ForNode>(K, c(0), c(Steps), ForKind::Serial, 1,
+                                     block({loadAll(0, Stage, var(K)), mmas(c(0))}), Line);
+  }
   std::vector<Stmt> Out;
   for (int64_t K = 0; K < Steps; ++K) {
-    Out.push_back(loadAll(0, Stage, K));
+    Out.push_back(loadAll(0, Stage, c(K)));
     Out.push_back(mmas(c(0)));
   }
   return block(std::move(Out));
@@ -81,7 +89,7 @@ Stmt MmaKLoop::pipelinedLoop(const Expr &Tiles, bool Wide) {
                Line));
   Out.push_back(Wait(St - 2));
   Out.push_back(barrier(Line));
-  Out.push_back(ifThen(lt(c(0), Tiles), loadAll(0, c(0), 0), nullptr, Line));
+  Out.push_back(ifThen(lt(c(0), Tiles), loadAll(0, c(0), c(0)), nullptr, Line));
   std::string Cur = Names.fresh("stage"), Nxt = Names.fresh("next");
   Expr HasNext = lt(add(var(KT), c(1)), Tiles);
   std::vector<Stmt> Iter;
@@ -91,9 +99,9 @@ Stmt MmaKLoop::pipelinedLoop(const Expr &Tiles, bool Wide) {
       Iter.push_back(barrier(Line));
     }
     if (K + 1 < Steps)
-      Iter.push_back(loadAll((K + 1) % 2, var(Cur), K + 1));
+      Iter.push_back(loadAll((K + 1) % 2, var(Cur), c(K + 1)));
     else
-      Iter.push_back(ifThen(HasNext, loadAll(0, var(Nxt), 0), nullptr, Line));
+      Iter.push_back(ifThen(HasNext, loadAll(0, var(Nxt), c(0)), nullptr, Line));
     if (K == 0) {
       // Async copies go unguarded: past the last tile their zero-fill
       // tests fail, so they read nothing and fill a stage no one reads
@@ -115,6 +123,105 @@ Stmt MmaKLoop::pipelinedLoop(const Expr &Tiles, bool Wide) {
   Out.push_back(forLoop(KT, c(0), Tiles, ForKind::Serial, Body, Line));
   Out.push_back(Wait(0));
   return block(std::move(Out));
+}
+
+/// The double-buffered ring on the bulk tensor copy engine (sm_90). Thread
+/// 0 fills a stage: the stage's bytes expected on Full[stage] (an arrival,
+/// its count 1), then every operand's boxes, which complete that phase as
+/// they land. Every thread waits for the phase before its first ldmatrix
+/// of the stage. Each warp, once it has loaded its last fragments from a
+/// stage (during the tile's next-to-last step), arrives on Freed[stage]
+/// (its count the warps); thread 0 waits for that phase before it refills
+/// the stage. So the copies need no block barrier in the loop: a warp
+/// waits only for the data it reads, and only thread 0 for the other warps.
+/// The k tile's parity of a phase is (tile / Stages) % 2.
+Stmt MmaKLoop::buildEngine(const Expr &Tiles, const std::string &Full, const std::string &Freed) {
+  const int64_t St = S.Stages;
+  auto Op = [&](MbarrierOp O, const std::string &Bar, const Expr &I, Expr V = nullptr) {
+    return std::make_shared<MbarrierNode>(O, Bar, I, std::move(V), Line);
+  };
+  auto Phase = [&](const Expr &Tile) { return imod(idiv(Tile, c(St)), c(2)); };
+  Expr First = binary(BinaryOp::Eq, var(TX), c(0));
+  int64_t Bytes = 0;
+  for (const MmaOperandStage &O : M.Sides)
+    Bytes += O.stageBytes();
+  auto Fill = [&](const Expr &Tile, const Expr &Stage) {
+    std::vector<Stmt> Out{Op(MbarrierOp::ExpectTx, Full, Stage, c(Bytes))};
+    Expr At = KFirst ? add(KFirst, Tile) : Tile;
+    for (const MmaOperandStage &O : M.Sides)
+      Out.push_back(O.engineCopy(S, At, Stage, Full, Line));
+    return block(std::move(Out));
+  };
+  std::vector<Stmt> Out;
+  std::string I = Names.fresh("s");
+  Out.push_back(ifThen(First,
+                       unrolled(I, St,
+                                block({Op(MbarrierOp::Init, Full, var(I), c(1)),
+                                       Op(MbarrierOp::Init, Freed, var(I), c(S.threads() / 32))}),
+                                Line),
+                       nullptr, Line));
+  Out.push_back(barrier(Line));
+  std::string Pro = Names.fresh("s");
+  Out.push_back(unrolled(
+      Pro, St - 1,
+      ifThen(land(First, lt(var(Pro), Tiles)), Fill(var(Pro), var(Pro)), nullptr, Line), Line));
+  Out.push_back(ifThen(lt(c(0), Tiles),
+                       block({Op(MbarrierOp::Wait, Full, c(0), c(0)), loadAll(0, c(0), c(0))}),
+                       nullptr, Line));
+  std::string Cur = Names.fresh("stage"), Nxt = Names.fresh("next");
+  Expr Next = add(var(KT), c(1));
+  std::vector<Stmt> Iter;
+  for (int64_t K = 0; K < Steps; ++K) {
+    if (K + 1 < Steps) {
+      Iter.push_back(loadAll((K + 1) % 2, var(Cur), c(K + 1)));
+      if (K + 2 == Steps)
+        Iter.push_back(Op(MbarrierOp::ArriveWarp, Freed, var(Cur)));
+    } else {
+      Iter.push_back(ifThen(lt(Next, Tiles),
+                            block({Op(MbarrierOp::Wait, Full, var(Nxt), Phase(Next)),
+                                   loadAll(0, var(Nxt), c(0))}),
+                            nullptr, Line));
+    }
+    if (K == 0) {
+      // Refill the stage of tile kt - 1 with tile kt + Stages - 1, once
+      // every warp has released it.
+      Expr Fill_ = add(var(KT), c(St - 1)), Prev = sub(var(KT), c(1));
+      Iter.push_back(ifThen(
+          land(First, lt(Fill_, Tiles)),
+          block({ifThen(lt(c(0), var(KT)),
+                        Op(MbarrierOp::Wait, Freed, imod(Prev, c(St)), Phase(Prev)), nullptr,
+                        Line),
+                 Fill(Fill_, imod(Fill_, c(St)))}),
+          nullptr, Line));
+    }
+    Iter.push_back(mmas(c(K % 2)));
+  }
+  Stmt Body = letStmt(Cur, imod(var(KT), c(St)),
+                      letStmt(Nxt, imod(Next, c(St)), block(std::move(Iter)), Line), Line);
+  Out.push_back(forLoop(KT, c(0), Tiles, ForKind::Serial, Body, Line));
+  return block(std::move(Out));
+}
+
+std::string MmaKLoop::engineRefusal(const Func &F, const MmaSchedule &S, const MmaContraction &M) {
+  if (F.MinSM < 90)
+    return "the copy engine needs sm_90 (the oldest --arch is sm_" + std::to_string(F.MinSM) + ")";
+  if (!S.CopyEngine)
+    return "copy_engine = off";
+  // tf32 and i8 tiles keep cp.async: the engine's form was measured on
+  // 16-bit operands only (bench/RESULTS.md).
+  if (dtypeBytes(M.Sides[0].Op->Type) != 2)
+    return "the copy engine's k loop takes 16-bit operands";
+  int64_t Steps = S.TileK / mmaShapeK(M.Shape);
+  if (S.Stages < 2 || Steps % 2 || S.DoubleBuffer == false)
+    return "the copy engine's k loop is a ring (2 stages or more) of double-buffered fragments "
+           "(an even number of k steps)";
+  for (const MmaOperandStage &O : M.Sides) {
+    if (!O.usesLdMatrix(S))
+      return "the copy engine's k loop loads fragments by ldmatrix";
+    if (std::string Why = O.engineRefusal(F, S); !Why.empty())
+      return Why;
+  }
+  return "";
 }
 
 bool MmaKLoop::pipelined(bool Wide) const {

@@ -2,14 +2,17 @@
 //
 // tile-mma's k loop (passes/TileMma.h): each k tile's operand copies into
 // the ring of shared stages (passes/MmaStaging.h), the fragment loads and
-// the mmas, in one of three forms: one stage copied synchronously; a ring
-// of stages with the fragments loaded step by step; or, double-buffered
+// the mmas, in one of four forms: one stage copied synchronously; a ring
+// of stages with the fragments loaded step by step; double-buffered
 // (MmaSchedule::DoubleBuffer), the ring with each k step's fragments
-// loaded during the step before. Not a pass: a piece tile-mma builds its
-// launch from, once per version of the copies (16-byte cp.async, or
+// loaded during the step before; or that ring filled by the bulk tensor
+// copy engine (sm_90), its stages handed over by mbarriers instead of
+// block barriers. Not a pass: a piece tile-mma builds its launch from,
+// once per version of the copies (16-byte cp.async or the engine, or
 // guarded element copies).
 //
-// Test: test/passes/tile-mma.tir, test/passes/tile-mma-cuda.test
+// Test: test/passes/tile-mma.tir, test/passes/tile-mma-cuda.test,
+//       test/passes/tile-mma-engine.tir
 //
 //===----------------------------------------------------------------------===//
 #ifndef TDSL_PASSES_MMAKLOOP_H
@@ -36,6 +39,16 @@ public:
   bool pipelined(bool Wide) const;
   /// The loop over Tiles k tiles, in that version.
   ir::Stmt build(const ir::Expr &Tiles, bool Wide);
+  /// Why the copy engine cannot feed contraction M's loop under schedule
+  /// S in F ("" if it can): it needs sm_90, 16-bit operands, a ring whose
+  /// fragments are double-buffered (an even number of k steps) by
+  /// ldmatrix, and operands it can copy (MmaOperandStage::engineRefusal).
+  static std::string engineRefusal(const ir::Func &F, const MmaSchedule &S,
+                                   const MmaContraction &M);
+  /// The loop over Tiles k tiles with every operand's tile filled by the
+  /// bulk tensor copy engine, its stages tracked by the shared mbarrier
+  /// arrays Full and Freed (S.Stages each), which it initializes.
+  ir::Stmt buildEngine(const ir::Expr &Tiles, const std::string &Full, const std::string &Freed);
 
 private:
   NameTable &Names;
@@ -48,7 +61,7 @@ private:
 
   /// Every operand's fragments for k step KK of stage Stage, into
   /// fragment buffer Buf.
-  ir::Stmt loadAll(int64_t Buf, const ir::Expr &Stage, int64_t KK);
+  ir::Stmt loadAll(int64_t Buf, const ir::Expr &Stage, const ir::Expr &KK);
   /// Every operand's copy of k tile KTile into stage Stage: cp.async if
   /// Wide (all aligned), else guarded element copies.
   ir::Stmt copyAll(const ir::Expr &KTile, const ir::Expr &Stage, bool Wide);

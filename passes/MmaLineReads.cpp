@@ -33,6 +33,8 @@ public:
   std::vector<Expr> Loads;
 
   void visit(const Expr &E) override {
+    if (!E)
+      return;
     if (E->Kind == ExprKind::Load) {
       const auto &L = static_cast<const LoadNode &>(*E);
       const Buffer *B = F.findParam(L.Buffer);

@@ -169,7 +169,7 @@ std::string fragmentNote(const std::vector<MmaOperandStage> &Sides, size_t A, si
 }
 
 std::string mmaLaunchNote(const MmaContraction &M, const MmaSchedule &S, bool WideTwice,
-                          bool GeneralTwice) {
+                          bool GeneralTwice, bool Engine) {
   const ContractionNest &N = M.N;
   std::string Ways = fragmentNote(M.Sides, M.Products[0].A, M.Products[0].B, S);
   std::string Note =
@@ -179,14 +179,22 @@ std::string mmaLaunchNote(const MmaContraction &M, const MmaSchedule &S, bool Wi
       ", " + std::to_string(S.threads() / 32) + " warps of " + std::to_string(S.WarpM) + "x" +
       std::to_string(S.WarpN) + " (" + std::to_string(S.WarpM / 16) + "x" +
       std::to_string(S.WarpN / 8) + " mma tiles each), k tile " + std::to_string(S.TileK) +
-      (S.Stages > 1
+      (Engine ? " through " + std::to_string(S.Stages) +
+                    " shared stages filled by the bulk tensor copy engine where the tensors are "
+                    "aligned (thread 0 issues a stage's boxes; every thread waits for the stage "
+                    "on its mbarrier, and each warp releases it on a second one once it has "
+                    "loaded its fragments there: no block barrier in the k loop), else by guarded "
+                    "copies"
+       : S.Stages > 1
            ? " through " + std::to_string(S.Stages) + " shared stages filled by cp.async (" +
                  std::to_string(S.Stages - 1) + " k tiles in flight)"
            : " copied synchronously into one shared stage") +
       Ways + (M.FragType == DType::TF32 ? ", rounded to tf32" : "") +
       (S.Grouped ? "; output tiles in groups of 8 tile rows, for L2 reuse" : "") +
       (WideTwice || GeneralTwice
-           ? std::string(GeneralTwice ? "; " : "; where the copies are cp.async, ") +
+           ? std::string(GeneralTwice ? "; "
+                         : Engine     ? "; where the tensors are aligned, "
+                                      : "; where the copies are cp.async, ") +
                  "each k step's fragments load during the step before"
            : "");
   if (const size_t Accs = N.Accs.size(); Accs > 1) {

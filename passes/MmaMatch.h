@@ -70,9 +70,10 @@ std::string fragmentNote(const std::vector<MmaOperandStage> &Sides, size_t A, si
 /// tile-mma's note on a launch of M under S: the mma and its types, the
 /// block, warp and k tiles, the stages, how fragments load, the block
 /// order, fragments a k step ahead (WideTwice: in the cp.async version;
-/// GeneralTwice: in both), and the siblings' operands staged once.
+/// GeneralTwice: in both), and the siblings' operands staged once;
+/// Engine: the aligned version's stages filled by the copy engine.
 std::string mmaLaunchNote(const MmaContraction &M, const MmaSchedule &S, bool WideTwice,
-                          bool GeneralTwice);
+                          bool GeneralTwice, bool Engine);
 
 } // namespace tdsl
 

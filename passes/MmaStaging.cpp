@@ -43,12 +43,13 @@ int64_t worstPhase(int64_t Rows, int64_t Cols, int64_t E, const Swizzle &Swz, bo
 /// copy moves consecutive elements (8 of 16 bits); the swizzle (from the bank model)
 /// XORs the 16-byte chunk with the row so that the 8 rows of an ldmatrix
 /// phase fall in 8 bank groups, which keeps the copies' phases free too.
-void MmaOperandStage::layout(const Func &F, const MmaSchedule &S) {
+void MmaOperandStage::layout(const Func &F, const MmaSchedule &S, bool Engine) {
   MmaOperandStage &O = *this;
   O.BX = IsA ? S.BlockM : S.BlockN;
   O.WX = IsA ? S.WarpM : S.WarpN;
   O.Rows = O.Op->KFastest ? O.BX : S.TileK;
   O.Cols = O.Op->KFastest ? S.TileK : O.BX;
+  O.Panel = 0;
   const auto &L = static_cast<const LoadNode &>(*O.Op->Load);
   const Buffer *T = findTensor(F, L.Buffer);
   const ForNode *Fast = O.Op->KFastest ? Red : O.XLoop;
@@ -63,6 +64,22 @@ void MmaOperandStage::layout(const Func &F, const MmaSchedule &S) {
   int64_t Chunks = O.Cols / E;
   O.Swz = Swizzle();
   O.SwzNote.clear();
+  if (Engine) {
+    // The engine writes each box's rows densely in its own swizzle: rows
+    // of 128 bytes (or the whole row, if shorter) XOR their 16-byte
+    // chunks with the row's low 3 bits, as the bank model's 128-byte
+    // swizzle does, so an ldmatrix phase's 8 rows fall in 8 bank groups.
+    int64_t RowBytes = std::min<int64_t>(128, O.Cols * dtypeBytes(O.Op->Type));
+    O.Panel = RowBytes / dtypeBytes(O.Op->Type);
+    unsigned Bits = llvm::Log2_64(RowBytes / 16);
+    O.Swz = Swizzle{Bits, unsigned(llvm::Log2_64(E)), 3};
+    O.SwzNote = "[tile-mma] " + O.Tile + " in " + std::to_string(O.Cols / O.Panel) +
+                " panel(s) of " + std::to_string(O.Rows) + " rows of " +
+                std::to_string(RowBytes) + " bytes, the copy engine's box, in its " +
+                std::to_string(RowBytes) +
+                "-byte swizzle: an ldmatrix phase reads 8 rows at one column in 8 bank groups";
+    return;
+  }
   if (!S.Swizzle || !llvm::isPowerOf2_64(Chunks))
     return;
   if (!usesLdMatrix(S) && E == 16) {
@@ -94,6 +111,84 @@ void MmaOperandStage::layout(const Func &F, const MmaSchedule &S) {
               std::to_string(CopyBefore) + " unswizzled)";
 }
 
+std::vector<Expr> MmaOperandStage::at(const Expr &Stage, const Expr &Row, const Expr &Col) const {
+  if (!Panel)
+    return {Stage, Row, Col};
+  if (Panel == Cols)
+    return {Stage, c(0), Row, Col};
+  return {Stage, idiv(Col, c(Panel)), Row, imod(Col, c(Panel))};
+}
+
+Buffer MmaOperandStage::tileBuffer(int64_t Stages) const {
+  std::string X = IsA ? "block_m" : "block_n";
+  std::string R = Op->KFastest ? X : "tile_k", C = Op->KFastest ? "tile_k" : X;
+  Buffer T = Panel ? tempBuffer(Tile, Op->Type, {c(Stages), c(Cols / Panel), c(Rows), c(Panel)},
+                                MemScope::Shared)
+                   : tempBuffer(Tile, Op->Type, {c(Stages), c(Rows), c(Cols)}, MemScope::Shared);
+  T.Swz = Swz;
+  T.ExtentNames = Panel ? std::vector<std::string>{"stages", C + "_panels", R, "panel"}
+                        : std::vector<std::string>{"stages", R, C};
+  return T;
+}
+
+const std::string &MmaOperandStage::tensor() const {
+  return static_cast<const LoadNode &>(*Op->Load).Buffer;
+}
+
+std::string MmaOperandStage::engineRefusal(const Func &F, const MmaSchedule &S) const {
+  const auto &L = static_cast<const LoadNode &>(*Op->Load);
+  const Buffer *T = F.findParam(L.Buffer);
+  if (!T || T->Scope != MemScope::Global)
+    return "'" + L.Buffer + "' is no parameter (the launcher makes tensor maps of those)";
+  size_t Rank = T->rank();
+  if (Rank < 2 || Rank > 3)
+    return "'" + L.Buffer + "' has rank " + std::to_string(Rank) + " (the engine's boxes here: 2 or 3)";
+  const ForNode *Fast = Op->KFastest ? Red : XLoop, *Slow = Op->KFastest ? XLoop : Red;
+  auto IsVar = [](const Expr &E, const std::string &V) {
+    return E->Kind == ExprKind::Var && static_cast<const VarNode &>(*E).Name == V;
+  };
+  if (!IsVar(L.Indices[Rank - 1], Fast->Var) || !IsVar(L.Indices[Rank - 2], Slow->Var) ||
+      (Rank == 3 && usesAnyVar(L.Indices[0], {Fast->Var, Slow->Var})))
+    return "'" + L.Buffer + "' is not read as [..., " + Slow->Var + ", " + Fast->Var + "]";
+  // Past k's end the engine reads zeros only where the tensor ends there.
+  std::optional<int64_t> KMin = asConstInt(Red->Min);
+  size_t KDim = Op->KFastest ? Rank - 1 : Rank - 2;
+  if (!KMin || *KMin != 0 || !structurallyEqual(Red->Extent, T->Shape[KDim]))
+    return "its k loop does not cover all of '" + L.Buffer + "''s dimension " +
+           std::to_string(KDim) + " (the engine's zeros past k's end are the tensor's end)";
+  int64_t EB = dtypeBytes(Op->Type);
+  int64_t BX = IsA ? S.BlockM : S.BlockN;
+  int64_t Rw = Op->KFastest ? BX : S.TileK, Cl = Op->KFastest ? S.TileK : BX;
+  int64_t RowBytes = std::min<int64_t>(128, Cl * EB);
+  if ((RowBytes != 32 && RowBytes != 64 && RowBytes != 128) || (Cl * EB) % RowBytes)
+    return "its tile's rows of " + std::to_string(Cl * EB) +
+           " bytes are no multiple of the engine's 32-, 64- or 128-byte swizzle rows";
+  if (Rw % 8 || Rw > 256)
+    return "its tile's " + std::to_string(Rw) +
+           " rows are no multiple of 8 up to 256 (a box, its swizzle from a 1024-byte boundary)";
+  return "";
+}
+
+Stmt MmaOperandStage::engineCopy(const MmaSchedule &S, const Expr &KTile, const Expr &Stage,
+                                 const std::string &Bar, unsigned Line) const {
+  const auto &L = static_cast<const LoadNode &>(*Op->Load);
+  size_t Rank = L.Indices.size();
+  std::vector<int64_t> Box(Rank, 1);
+  Box[Rank - 2] = Rows;
+  Box[Rank - 1] = Panel;
+  std::vector<Stmt> Out;
+  for (int64_t P = 0; P < Cols / Panel; ++P) {
+    Expr X = add(BlockOffset, c(Op->KFastest ? 0 : P * Panel));
+    Expr K = add(mul(KTile, c(S.TileK)), c(Op->KFastest ? P * Panel : 0));
+    Expr Src = substitute(Op->Load, XLoop->Var, fromMin(XLoop->Min, X));
+    Src = substitute(Src, Red->Var, fromMin(Red->Min, K));
+    Out.push_back(std::make_shared<TensorCopyNode>(
+        Tile, std::vector<Expr>{Stage, c(P), c(0), c(0)}, L.Buffer,
+        static_cast<const LoadNode &>(*Src).Indices, Box, Bar, Stage, Line));
+  }
+  return block(std::move(Out));
+}
+
 /// 3. The copy of a k tile into a stage by all threads: cp.async of 16
 /// bytes a thread, reading zeros outside the tensor (Wide, for aligned
 /// operands), else guarded elements: the 16 bytes' elements one by one, or
@@ -116,7 +211,7 @@ Stmt MmaOperandStage::copy(NameTable &Names, const MmaSchedule &S, const std::st
     Expr Src = substitute(O.Op->Load, O.XLoop->Var, fromMin(O.XLoop->Min, X));
     Src = substitute(Src, Red->Var, fromMin(Red->Min, K));
     return std::make_tuple(Src, land(lt(X, O.XLoop->Extent), lt(K, Red->Extent)),
-                           std::vector<Expr>{Stage, var(R), At});
+                           O.at(Stage, var(R), At));
   };
   // Work item Q of the thread's copies: a 16-byte chunk, or an element.
   bool Bytes = !Wide && dtypeBytes(O.Op->Type) == 1;
@@ -141,11 +236,12 @@ Stmt MmaOperandStage::copy(NameTable &Names, const MmaSchedule &S, const std::st
                          Body, Line),
                  Line);
   int64_t Rounds = (Total + Threads - 1) / Threads;
-  // Byte tiles take 64 elements a thread: unrolled, their addresses and
-  // conditions outgrow the registers left beside the accumulators (ptxas
-  // spills); rolled, each load waits for the one before. So a rolled loop
-  // goes over unrolled runs of 4.
-  int64_t Run = Bytes && Rounds > 4 ? 4 : Rounds;
+  // Byte tiles take 64 elements a thread, and the guarded copies of the
+  // copy engine's k tiles of 128-byte rows 64 a thread: unrolled, their
+  // addresses and conditions outgrow the registers left beside the
+  // accumulators (ptxas spills); rolled, each load waits for the one
+  // before. So a rolled loop goes over unrolled runs of 4.
+  int64_t Run = (Bytes || !Wide) && Rounds > 4 ? 4 : Rounds;
   int64_t Outer = (Rounds + Run - 1) / Run;
   if (Total % Threads || Outer * Run != Rounds)
     Body = ifThen(lt(var(Q), c(Total)), Body, nullptr, Line);
@@ -172,9 +268,7 @@ Stmt MmaOperandStage::loadFragments(NameTable &Names, const MmaSchedule &S, cons
   bool KF = O.Op->KFastest;
   int64_t Tiles = IsA ? O.WX / 16 : O.WX / 8; // A: m16 tiles; B: n8 tiles
   Expr L = var(Lane), K0 = mul(KK, c(mmaShapeK(Shape)));
-  auto At = [&](const Expr &X, const Expr &K) {
-    return KF ? std::vector<Expr>{Stage, X, K} : std::vector<Expr>{Stage, K, X};
-  };
+  auto At = [&](const Expr &X, const Expr &K) { return KF ? O.at(Stage, X, K) : O.at(Stage, K, X); };
   if (!usesLdMatrix(S)) {
     std::string T = Names.fresh(IsA ? "i" : "j"), E = Names.fresh("e");
     Expr Ev = var(E);
@@ -194,17 +288,35 @@ Stmt MmaOperandStage::loadFragments(NameTable &Names, const MmaSchedule &S, cons
   std::string T = Names.fresh(IsA ? "i" : "j");
   Expr J = idiv(L, c(8)), R8 = imod(L, c(8));
   Expr XBlock = IsA ? imod(J, c(2)) : idiv(J, c(2)), KBlock = IsA ? idiv(J, c(2)) : imod(J, c(2));
-  Expr X0 = add(WarpOffset, mul(var(T), c(16)));
-  Expr X = add(X0, mul(XBlock, c(8))), K = add(K0, mul(KBlock, c(chunk())));
+  // Each index is a multiple of 16 (the warp's 16-row tile, the k step)
+  // plus the lane's part, under 16.
+  Expr XBase = add(WarpOffset, mul(var(T), c(16))), KBase = K0;
+  Expr XLane = mul(XBlock, c(8)), KLane = mul(KBlock, c(chunk()));
+  Expr X = add(XBase, XLane), K = add(KBase, KLane);
   // The lane's row runs along the tile's row dimension: X when k is
   // contiguous, else k (and .trans transposes each matrix back).
-  if (KF)
+  if (KF) {
     X = add(X, R8);
-  else
+    XLane = add(XLane, R8);
+  } else {
     K = add(K, R8);
+    KLane = add(KLane, R8);
+  }
+  std::vector<Expr> Src = At(X, K);
+  // In panels of a multiple of 16 columns the lane's part stays in the
+  // panel of the index's multiple of 16: the panel, and the column in it,
+  // come from that multiple alone (from the warp's index for X, when the
+  // warp spans whole panels), not from a division of the lane's index.
+  if (Panel && Panel % 16 == 0 && (KF || O.WX % Panel == 0)) {
+    Expr PanelAt = KF ? idiv(KBase, c(Panel))
+                      : add(mul(WarpIndex, c(O.WX / Panel)), idiv(mul(var(T), c(16)), c(Panel)));
+    Expr ColAt = KF ? add(imod(KBase, c(Panel)), KLane)
+                    : add(imod(mul(var(T), c(16)), c(Panel)), XLane);
+    Src = {Stage, PanelAt, KF ? X : K, ColAt};
+  }
   Stmt Ld = std::make_shared<LdMatrixNode>(
       4, !KF, O.Frag, std::vector<Expr>{Buf, IsA ? var(T) : mul(var(T), c(2)), c(0)}, O.Tile,
-      At(X, K), Line);
+      std::move(Src), Line);
   return unrolled(T, IsA ? Tiles : Tiles / 2, Ld, Line);
 }
 

@@ -37,10 +37,35 @@ struct MmaOperandStage {
   std::string SwzNote;  ///< the bank model's account, for a note
   ir::Expr Aligned;     ///< 16-byte copies can run: rows of whole chunks, 16-byte base
   ir::Expr BlockOffset; ///< XLoop's index of the block's first output
-  ir::Expr WarpOffset;  ///< of the warp's first output, within the block
+  ir::Expr WarpIndex;   ///< the warp's place along XLoop among the block's
+  ir::Expr WarpOffset;  ///< of the warp's first output, within the block (WarpIndex * WX)
+  /// Fed by the bulk tensor copy engine (sm_90): the tile is laid out as
+  /// panels of Panel columns, [stages][Cols / Panel][Rows][Panel], each a
+  /// box of rows of at most 128 bytes in the engine's swizzle. 0: the
+  /// tile is [stages][Rows][Cols].
+  int64_t Panel = 0;
 
-  /// Rows, Cols, the alignment test and the swizzle, for schedule S.
-  void layout(const ir::Func &F, const MmaSchedule &S);
+  /// Why the copy engine cannot fill this operand's tile under schedule S
+  /// in function F ("" if it can): the operand must be a global tensor
+  /// read at [..., x, k] or [..., k, x] (the other indices free of both),
+  /// over all of its k extent, in rows of 32, 64 or 128-byte multiples.
+  std::string engineRefusal(const ir::Func &F, const MmaSchedule &S) const;
+  /// The tensor the engine reads (engineRefusal was "").
+  const std::string &tensor() const;
+  /// The tile's indices of element (Row, Col) of stage Stage.
+  std::vector<ir::Expr> at(const ir::Expr &Stage, const ir::Expr &Row, const ir::Expr &Col) const;
+  /// The tile's shape and the names of its extents, for Stages stages.
+  ir::Buffer tileBuffer(int64_t Stages) const;
+  /// Bytes of one stage's tile.
+  int64_t stageBytes() const { return Rows * Cols * dtypeBytes(Op->Type); }
+  /// The engine's copy of k tile KTile into stage Stage (one box a panel),
+  /// its bytes counted on mbarrier Bar[Stage].
+  ir::Stmt engineCopy(const MmaSchedule &S, const ir::Expr &KTile, const ir::Expr &Stage,
+                      const std::string &Bar, unsigned Line) const;
+
+  /// Rows, Cols, the alignment test and the swizzle, for schedule S; the
+  /// engine's panels and swizzle when Engine.
+  void layout(const ir::Func &F, const MmaSchedule &S, bool Engine);
   /// Elements of the tile per 16 bytes: one cp.async, one ldmatrix row.
   int64_t chunk() const { return 16 / dtypeBytes(Op->Type); }
   /// Whether the fragments come by ldmatrix: asked for, and k contiguous

@@ -157,6 +157,8 @@ class LoadCollector : public IRVisitor {
 public:
   std::vector<Expr> Loads;
   void visit(const Expr &E) override {
+    if (!E)
+      return;
     if (E->Kind == ExprKind::Load)
       Loads.push_back(E);
     // aligned(X[0], N) takes an address; it reads nothing.
@@ -172,6 +174,8 @@ class AlignmentFinder : public IRVisitor {
 public:
   bool Found = false;
   void visit(const Expr &E) override {
+    if (!E)
+      return;
     Found |= E->Kind == ExprKind::Call &&
              static_cast<const CallNode &>(*E).Fn == Intrinsic::Aligned;
     if (!Found)

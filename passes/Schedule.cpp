@@ -89,6 +89,11 @@ const std::vector<KnobSpec> &knobSpecs() {
       {"swizzle", "tile-mma", "auto | off",
        "XOR-swizzle the shared tiles so that cp.async writes and ldmatrix reads are free of "
        "bank conflicts (default auto: the bank model chooses)"},
+      {"copy_engine", "tile-mma", "auto | off",
+       "on sm_90 (every --arch), the operands' k tiles come by the bulk tensor copy engine: "
+       "k tiles of 128 bytes a row in the engine's swizzle, three stages, one thread issuing "
+       "the copies, each warp releasing a stage once it has read it, no block barrier in the k "
+       "loop (auto, default, where the tensors allow it); off: 16-byte cp.async by every thread"},
       {"block_order", "tile-mma", "rows | grouped",
        "the order of output tiles over the grid: row by row, or in groups of 8 block rows "
        "that share B tiles in L2 (default grouped)"},
@@ -378,6 +383,12 @@ MmaSchedule mmaSchedule(const Func &F, int64_t ElemBytes,
   if (const Knob *T = findKnob(F, "split_k")) {
     if (T->Word == "off")
       S.SplitK = false;
+    else if (T->Word != "auto")
+      R.problem(*T, "expects 'auto' or 'off'");
+  }
+  if (const Knob *T = findKnob(F, "copy_engine")) {
+    if (T->Word == "off")
+      S.CopyEngine = false;
     else if (T->Word != "auto")
       R.problem(*T, "expects 'auto' or 'off'");
   }

@@ -122,6 +122,9 @@ struct MmaSchedule {
   bool FewTiles = true;
   /// split_k: a launch that splits long k loops of few output tiles.
   bool SplitK = true;
+  /// copy_engine: on sm_90, the operands' k tiles by the bulk tensor copy
+  /// engine where it can take them (passes/MmaKLoop.h).
+  bool CopyEngine = true;
   /// Why the pinned CUDA-core knobs leave no tensor-core schedule ("" if
   /// they do not).
   std::string Unusable;

@@ -197,6 +197,22 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
     fitSmall(S);
   else
     fitWarpTile(F, M, S, LongK);
+  // On sm_90 the bulk tensor copy engine fills the stages where it can: k
+  // tiles of 128-byte rows through 3 stages unless pinned, the form that
+  // measured fastest on the H200 (bench/RESULTS.md).
+  MmaSchedule ES = S;
+  if (!findKnob(F, "k_tile"))
+    ES.TileK = 128 / dtypeBytes(Sides[0].Op->Type);
+  if (!findKnob(F, "stages"))
+    ES.Stages = 3;
+  // The small and split launches' blocks keep cp.async: under the
+  // register bound of their several blocks an SM, the engine's loop
+  // spilled (ptxas -v, sm_90), and it was measured on the large blocks.
+  std::string NoEngine = Small || Split ? "the launch of small blocks keeps cp.async"
+                                        : MmaKLoop::engineRefusal(F, ES, M);
+  bool Engine = NoEngine.empty();
+  if (Engine)
+    S = ES;
   // The shared tiles must fit the target (siblings stage more than two):
   // fewer stages unless pinned, else the nest is left to the passes after.
   auto TileBytes = [&] { return TileBytesAt(S.BlockM, S.BlockN); };
@@ -223,9 +239,19 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
     const std::string &Buf = static_cast<const LoadNode &>(*O.Op->Load).Buffer;
     O.Tile = Names.fresh(Buf + "_tile");
     O.Frag = Names.fresh(Buf + "_frag");
-    O.layout(F, S);
+    O.layout(F, S, Engine);
     O.BlockOffset = mul(var(O.IsA ? TM : TN), c(O.BX));
-    O.WarpOffset = mul(O.IsA ? idiv(var(Warp), c(WarpsN)) : imod(var(Warp), c(WarpsN)), c(O.WX));
+    O.WarpIndex = O.IsA ? idiv(var(Warp), c(WarpsN)) : imod(var(Warp), c(WarpsN));
+    O.WarpOffset = mul(O.WarpIndex, c(O.WX));
+  }
+  // The engine runs only in the version for aligned tensors: with none,
+  // the tiles keep the bank model's layout.
+  if (Engine && !std::all_of(Sides.begin(), Sides.end(),
+                             [](const MmaOperandStage &O) { return bool(O.Aligned); })) {
+    Engine = false;
+    NoEngine = "an operand is never 16-byte aligned in rows";
+    for (MmaOperandStage &O : Sides)
+      O.layout(F, S, false);
   }
 
   // 7. The accumulators start as the nest's init; then the k loop.
@@ -266,12 +292,30 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
   Expr AllAligned = Sides[0].Aligned;
   for (size_t I = 1; I < Sides.size() && AllAligned; ++I)
     AllAligned = Sides[I].Aligned ? land(AllAligned, Sides[I].Aligned) : nullptr;
+  // The engine's tensor maps also need every dimension of its tensors.
+  std::vector<Expr> Dims;
+  for (size_t I = 0; I < Sides.size() && Engine; ++I)
+    for (const Expr &D : F.findParam(Sides[I].tensor())->Shape)
+      if (!std::any_of(Dims.begin(), Dims.end(), [&](const Expr &E) { return structurallyEqual(E, D); }))
+        Dims.push_back(D);
+  for (const Expr &D : Dims)
+    AllAligned = land(AllAligned, lt(c(0), D));
+  if (Engine)
+    AllAligned = simplifyExpr(AllAligned);
   const bool HasWide = S.Stages >= 2 && AllAligned;
   MmaKLoop KLoop(Names, S, M, TX, Lane, KT, KFirst, Line);
   Stmt Loop;
+  std::string Full, Freed;
   if (HasWide) {
     // One after another: the order of the fresh names is fixed.
-    Stmt Wide = KLoop.build(Tiles, true);
+    Stmt Wide;
+    if (Engine) {
+      Full = Names.fresh("full");
+      Freed = Names.fresh("freed");
+      Wide = KLoop.buildEngine(Tiles, Full, Freed);
+    } else {
+      Wide = KLoop.build(Tiles, true);
+    }
     Loop = ifThen(AllAligned, Wide, KLoop.build(Tiles, false), Line);
   } else {
     Loop = KLoop.build(Tiles, false);
@@ -365,7 +409,8 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
   if (!Staged)
     Body.push_back(Epilogue);
   Stmt Launch = Staged ? block(std::move(Body)) : Accumulators(block(std::move(Body)));
-  bool WideTwice = HasWide && KLoop.pipelined(true), GeneralTwice = KLoop.pipelined(false);
+  bool WideTwice = HasWide && (Engine || KLoop.pipelined(true)),
+       GeneralTwice = KLoop.pipelined(false);
   Expr Bufs = c(WideTwice || GeneralTwice ? 2 : 1);
   for (auto It = Sides.rbegin(); It != Sides.rend(); ++It)
     Launch = allocate(
@@ -375,16 +420,16 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
         Launch, Line);
   for (auto It = Sides.rbegin(); It != Sides.rend(); ++It) {
     const MmaOperandStage &O = *It;
-    Buffer T =
-        tempBuffer(O.Tile, O.Op->Type, {c(S.Stages), c(O.Rows), c(O.Cols)}, MemScope::Shared);
-    T.Swz = O.Swz;
-    std::string X = O.IsA ? "block_m" : "block_n";
-    T.ExtentNames = {"stages", O.Op->KFastest ? X : "tile_k", O.Op->KFastest ? "tile_k" : X};
     Stmt Inner = O.SwzNote.empty() ? Launch : block({note(O.SwzNote, Line), Launch});
-    Launch = allocate(T, Inner, Line);
+    Launch = allocate(O.tileBuffer(S.Stages), Inner, Line);
   }
   if (Staged)
     Launch = Accumulators(block({Launch, Epilogue}));
+  // The engine's mbarriers, outside every scope whose bytes the staged
+  // outputs reuse: an mbarrier's word is no other data while it lives.
+  if (!Full.empty())
+    for (const std::string &Bar : {Freed, Full})
+      Launch = allocate(tempBuffer(Bar, DType::I64, {c(S.Stages)}, MemScope::Shared), Launch, Line);
 
   // 10. Coordinates: lane and warp; the output tile (tm, tn) of block pid
   //    (bindTileOrder); the batch.
@@ -399,7 +444,11 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
                              letStmt(KN, SplitK->tilesFrom(var(KF), var(KP)), Launch, Line), Line),
                      Line);
   Launch = bindFlatIndex(N.Batch, var(BZ), Launch);
-  std::string Note = mmaLaunchNote(M, S, WideTwice, GeneralTwice);
+  std::string Note = mmaLaunchNote(M, S, WideTwice, GeneralTwice, HasWide && Engine);
+  // Unless asked for (copy_engine = off), why the engine does not run.
+  if (F.MinSM >= 90 && S.CopyEngine && !(HasWide && Engine))
+    Note += "; cp.async, not the copy engine: " +
+            (NoEngine.empty() ? std::string("an operand is never 16-byte aligned in rows") : NoEngine);
   // The grid: every output tile, or none where another launch runs.
   Expr Grid = mul(RowsT, ColsT);
   auto Open = [](const Expr &When) { return asConstInt(When) ? nullptr : When; };
@@ -438,7 +487,7 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
       if (S.SplitK) {
         MmaSchedule Sm = mmaSchedule(F, dtypeBytes(Sides[0].Op->Type));
         fitSmall(Sm);
-        SplitWhen = MmaSplitK::when(N, Sm.BlockM, Sm.BlockN, S.TileK);
+        SplitWhen = MmaSplitK::when(N, Sm.BlockM, Sm.BlockN, Sm.TileK);
       }
     }
     std::string Tiles = "block tile " + std::to_string(S.BlockM) + "x" +

@@ -223,6 +223,8 @@ std::vector<std::pair<std::string, std::string>> mmaKnobs(Rng &R) {
       Out.push_back({Key, pick(R, {"on", "off"})});
   if (R() % 2)
     Out.push_back({"swizzle", pick(R, {"auto", "off"})});
+  if (R() % 3 == 0)
+    Out.push_back({"copy_engine", pick(R, {"auto", "off"})});
   if (R() % 2)
     Out.push_back({"block_order", pick(R, {"rows", "grouped"})});
   return Out;

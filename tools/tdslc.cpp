@@ -117,8 +117,8 @@ cl::opt<std::string> Arch("arch",
                           cl::value_desc("sm_XY[,...]"), cl::init("sm_90"),
                           cl::cat(TdslcCategory));
 
-/// --arch, split at the commas. The emitted CUDA does not depend on the
-/// arch (only the checks do), so one .cu serves every arch listed.
+/// --arch, split at the commas. The emitted CUDA depends only on the
+/// oldest (what the passes may use), so one .cu serves every arch listed.
 SmallVector<StringRef, 4> Archs;
 
 cl::opt<bool> SelfContained("self-contained",
