@@ -130,15 +130,6 @@ std::string tensorMapParam(const LaunchShape &Shape, size_t I) {
   return "tdsl_map" + std::to_string(I) + "_" + cName(Shape.TensorMaps[I].Tensor);
 }
 
-bool containsTensorCopy(const Stmt &S) {
-  struct Finder : IRVisitor {
-    bool Found = false;
-    void visitTensorCopy(const TensorCopyNode &) override { Found = true; }
-  } F;
-  F.visit(S);
-  return F.Found;
-}
-
 /// Writes IR expressions as C++. In kernels i64 is the template parameter
 /// Index; in launchers it is int64_t.
 class ExprWriter {
@@ -1586,6 +1577,14 @@ void FuncEmitter::emitRun() {
         ++Depth;
         if (L.Version->Else)
           MakeMaps(L.Version->Else);
+        if (L.dynamicShared() && L.Shape.GuardedSharedBytes &&
+            L.Shape.GuardedSharedBytes < L.Shape.SharedBytes) {
+          // The guarded kernel's tiles alone: the rest of the SM's shared
+          // memory stays L1, which its element loads go through.
+          Ind() << "tdsl_launch_info tdsl_guarded = " << Info << ";\n";
+          Ind() << "tdsl_guarded.shared_bytes = " << L.Shape.GuardedSharedBytes << ";\n";
+          Info = "tdsl_guarded";
+        }
         Launch(kernelName(L, true));
         --Depth;
         Ind() << "}\n";

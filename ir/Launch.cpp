@@ -20,6 +20,12 @@ public:
 protected:
   int64_t Top = 0; ///< shared bytes held by the allocations around the visit
   int64_t Sum = 0; ///< and by every allocation so far
+  int CopyDepth = 0; ///< the then branches holding tensor copies around the visit
+
+public:
+  bool Versioned = false; ///< whether one was seen
+
+protected:
   std::vector<const Buffer *> Allocs; ///< the allocations around the visit
 
 public:
@@ -96,6 +102,8 @@ protected:
         Top += *Bytes;
         Sum += *Bytes + Pad;
         Shape.SharedBytes = std::max(Shape.SharedBytes, Top);
+        if (!CopyDepth)
+          Shape.GuardedSharedBytes = std::max(Shape.GuardedSharedBytes, Top);
         Shape.SharedReused = Sum > Shape.SharedBytes;
         IRVisitor::visitAllocate(N);
         Top -= *Bytes + Pad;
@@ -106,6 +114,16 @@ protected:
     }
     IRVisitor::visitAllocate(N);
     Allocs.pop_back();
+  }
+  void visitIf(const IfNode &N) override {
+    if (!N.Else || !containsTensorCopy(N.Then))
+      return IRVisitor::visitIf(N);
+    Versioned = true;
+    visit(N.Cond);
+    ++CopyDepth;
+    visit(N.Then);
+    --CopyDepth;
+    visit(N.Else);
   }
   void visitFor(const ForNode &N) override {
     if (isBlockLoop(N.Loop)) {
@@ -174,6 +192,15 @@ void walkHost(
 
 } // namespace
 
+bool containsTensorCopy(const Stmt &S) {
+  struct Finder : IRVisitor {
+    bool Found = false;
+    void visitTensorCopy(const TensorCopyNode &) override { Found = true; }
+  } F;
+  F.visit(S);
+  return F.Found;
+}
+
 LaunchShape launchShape(const LaunchNode &L) {
   ShapeCollector C;
   struct Dsts : IRVisitor {
@@ -187,8 +214,12 @@ LaunchShape launchShape(const LaunchNode &L) {
     if (!G)
       G = intImm(1);
   // The tiles' base is aligned at run time inside this slack.
-  if (!C.Shape.TensorMaps.empty())
+  if (!C.Shape.TensorMaps.empty()) {
     C.Shape.SharedBytes += LaunchShape::TensorCopyAlign;
+    C.Shape.GuardedSharedBytes += LaunchShape::TensorCopyAlign;
+  }
+  if (!C.Versioned)
+    C.Shape.GuardedSharedBytes = 0;
   return std::move(C.Shape);
 }
 

@@ -55,6 +55,10 @@ struct LaunchShape {
   /// launch needs one byte array under them (the backend's dynamic shared
   /// memory), not a C array per tile, which the compiler keeps apart.
   bool SharedReused = false;
+  /// The shared bytes of the kernel version whose test fails (the else of
+  /// an if whose then holds the tensor copies): its own tiles alone, so
+  /// that its launch leaves the rest to L1. 0 where no version copies.
+  int64_t GuardedSharedBytes = 0;
   /// Shared tiles whose shape is not constant (not counted above).
   std::vector<std::string> NonConstantShared;
 
@@ -93,6 +97,9 @@ struct LaunchShape {
 };
 
 /// The shape of launch L.
+/// Whether S holds a tensor_copy.
+bool containsTensorCopy(const Stmt &S);
+
 LaunchShape launchShape(const LaunchNode &L);
 
 /// The swizzle of a tensor_copy destination in bytes (ir/IR.md): 16 <<

@@ -224,6 +224,35 @@ std::string MmaKLoop::engineRefusal(const Func &F, const MmaSchedule &S, const M
   return "";
 }
 
+std::string MmaKLoop::engineSchedule(const Func &F, const MmaContraction &M, bool Small,
+                                     MmaSchedule &S) {
+  // The small and split launches' blocks keep cp.async: under the
+  // register bound of their several blocks an SM, the engine's loop
+  // spilled (ptxas -v, sm_90), and it was measured on the large blocks.
+  if (Small)
+    return "the launch of small blocks keeps cp.async";
+  // The form that measured fastest on the H200 (bench/RESULTS.md).
+  MmaSchedule E = S;
+  if (!findKnob(F, "k_tile"))
+    E.TileK = 128 / dtypeBytes(M.Sides[0].Op->Type);
+  if (!findKnob(F, "stages"))
+    E.Stages = 3;
+  if (std::string Why = engineRefusal(F, E, M); !Why.empty())
+    return Why;
+  auto Bytes = [&] {
+    int64_t B = 0;
+    for (const MmaOperandStage &O : M.Sides)
+      B += E.Stages * E.TileK * (O.IsA ? E.BlockM : E.BlockN) * dtypeBytes(O.Op->Type);
+    return B;
+  };
+  while (Bytes() > F.MaxSharedBytes && E.Stages > 2 && !findKnob(F, "stages"))
+    --E.Stages;
+  if (Bytes() > F.MaxSharedBytes)
+    return "the copy engine's tiles need " + std::to_string(Bytes()) + " bytes";
+  S = E;
+  return "";
+}
+
 bool MmaKLoop::pipelined(bool Wide) const {
   // Unpinned, only the async-copy version double-buffers (MmaSchedule),
   // and only where every operand's fragments come by ldmatrix and there is

@@ -197,33 +197,35 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
     fitSmall(S);
   else
     fitWarpTile(F, M, S, LongK);
-  // On sm_90 the bulk tensor copy engine fills the stages where it can: k
-  // tiles of 128-byte rows through 3 stages unless pinned, the form that
-  // measured fastest on the H200 (bench/RESULTS.md).
-  MmaSchedule ES = S;
-  if (!findKnob(F, "k_tile"))
-    ES.TileK = 128 / dtypeBytes(Sides[0].Op->Type);
-  if (!findKnob(F, "stages"))
-    ES.Stages = 3;
-  // The small and split launches' blocks keep cp.async: under the
-  // register bound of their several blocks an SM, the engine's loop
-  // spilled (ptxas -v, sm_90), and it was measured on the large blocks.
-  std::string NoEngine = Small || Split ? "the launch of small blocks keeps cp.async"
-                                        : MmaKLoop::engineRefusal(F, ES, M);
-  bool Engine = NoEngine.empty();
-  if (Engine)
-    S = ES;
   // The shared tiles must fit the target (siblings stage more than two):
   // fewer stages unless pinned, else the nest is left to the passes after.
-  auto TileBytes = [&] { return TileBytesAt(S.BlockM, S.BlockN); };
-  while (TileBytes() > F.MaxSharedBytes && S.Stages > 2 && !findKnob(F, "stages"))
+  auto BytesOf = [&](const MmaSchedule &X) {
+    int64_t B = 0;
+    for (const MmaOperandStage &O : Sides)
+      B += X.Stages * X.TileK * (O.IsA ? X.BlockM : X.BlockN) * dtypeBytes(O.Op->Type);
+    return B;
+  };
+  while (BytesOf(S) > F.MaxSharedBytes && S.Stages > 2 && !findKnob(F, "stages"))
     --S.Stages;
-  if (TileBytes() > F.MaxSharedBytes) {
+  if (BytesOf(S) > F.MaxSharedBytes) {
     decline(Nest, "the shared tiles of its " + std::to_string(Sides.size()) + " operands need " +
-                      std::to_string(TileBytes()) + " bytes (" + std::to_string(S.Stages) +
+                      std::to_string(BytesOf(S)) + " bytes (" + std::to_string(S.Stages) +
                       " stages); the target allows " + std::to_string(F.MaxSharedBytes));
     return Nest;
   }
+  // On sm_90 the bulk tensor copy engine fills the stages where it can,
+  // in the version for aligned tensors (passes/MmaKLoop.h); the guarded
+  // version keeps schedule GS and tiles of its own.
+  const MmaSchedule GS = S;
+  // A batched nest takes it in its launch for long k loops only: at k =
+  // 64 (attention's shapes) the engine's fixed cost per block measured
+  // slower than cp.async on the H200 (bench/RESULTS.md).
+  std::string NoEngine =
+      !N.Batch.empty() && !LongK && !Small && !Split
+          ? "a batched launch for short k loops keeps cp.async"
+          : MmaKLoop::engineSchedule(F, M, Small || Split, S);
+  bool Engine = NoEngine.empty();
+  auto TileBytes = [&] { return std::max(BytesOf(S), BytesOf(GS)); };
 
   // Names: the launch's variables, then each side's tile and fragments.
   BZ = Names.fresh("bz");
@@ -250,9 +252,23 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
                              [](const MmaOperandStage &O) { return bool(O.Aligned); })) {
     Engine = false;
     NoEngine = "an operand is never 16-byte aligned in rows";
+    S = GS;
     for (MmaOperandStage &O : Sides)
       O.layout(F, S, false);
   }
+  // The guarded version's operands: their own tiles, in its schedule (the
+  // sides' operands stay M's).
+  MmaContraction MG;
+  MG.N = M.N;
+  MG.Sides = M.Sides;
+  MG.Products = M.Products;
+  MG.Shape = M.Shape;
+  MG.FragType = M.FragType;
+  if (Engine)
+    for (MmaOperandStage &O : MG.Sides) {
+      O.Tile = Names.fresh(O.tensor() + "_tile");
+      O.layout(F, GS, false);
+    }
 
   // 7. The accumulators start as the nest's init; then the k loop.
   std::vector<Stmt> Body;
@@ -270,7 +286,7 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
   }
   Body.push_back(unrolled(I, S.WarpM / 16,
                           unrolled(J, S.WarpN / 8, unrolled(E, Frag.C, Init, Line), Line), Line));
-  Expr Tiles = ceilDiv(N.Red->Extent, S.TileK);
+  Expr Tiles = ceilDiv(N.Red->Extent, S.TileK), GTiles = ceilDiv(N.Red->Extent, GS.TileK);
   // A split's block walks its own run of k tiles.
   std::string SplitV, KP, KF, KN;
   Expr KFirst; // the block's first k tile (null: 0)
@@ -282,7 +298,7 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
     KF = Names.fresh("kfirst");
     KN = Names.fresh("ktiles");
     KFirst = var(KF);
-    Tiles = var(KN);
+    Tiles = GTiles = var(KN);
   }
   // Two versions of the loop, chosen once per launch: 16-byte async copies
   // where both operands' rows are whole 16-byte chunks and the tensors
@@ -304,6 +320,17 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
     AllAligned = simplifyExpr(AllAligned);
   const bool HasWide = S.Stages >= 2 && AllAligned;
   MmaKLoop KLoop(Names, S, M, TX, Lane, KT, KFirst, Line);
+  MmaKLoop GLoop(Names, GS, MG, TX, Lane, KT, KFirst, Line);
+  MmaKLoop &General = Engine ? GLoop : KLoop;
+  // Each side's tiles around L (the engine's version and the guarded one
+  // have their own; otherwise both share one set, around the launch).
+  auto WithTiles = [&](const std::vector<MmaOperandStage> &Ss, int64_t Stages, Stmt L) {
+    for (auto It = Ss.rbegin(); It != Ss.rend(); ++It) {
+      Stmt Inner = It->SwzNote.empty() ? L : block({note(It->SwzNote, Line), L});
+      L = allocate(It->tileBuffer(Stages), Inner, Line);
+    }
+    return L;
+  };
   Stmt Loop;
   std::string Full, Freed;
   if (HasWide) {
@@ -312,11 +339,13 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
     if (Engine) {
       Full = Names.fresh("full");
       Freed = Names.fresh("freed");
-      Wide = KLoop.buildEngine(Tiles, Full, Freed);
+      Wide = WithTiles(Sides, S.Stages, KLoop.buildEngine(Tiles, Full, Freed));
     } else {
       Wide = KLoop.build(Tiles, true);
     }
-    Loop = ifThen(AllAligned, Wide, KLoop.build(Tiles, false), Line);
+    Stmt Guarded = General.build(GTiles, false);
+    Loop = ifThen(AllAligned, Wide, Engine ? WithTiles(MG.Sides, GS.Stages, Guarded) : Guarded,
+                  Line);
   } else {
     Loop = KLoop.build(Tiles, false);
   }
@@ -410,7 +439,7 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
     Body.push_back(Epilogue);
   Stmt Launch = Staged ? block(std::move(Body)) : Accumulators(block(std::move(Body)));
   bool WideTwice = HasWide && (Engine || KLoop.pipelined(true)),
-       GeneralTwice = KLoop.pipelined(false);
+       GeneralTwice = General.pipelined(false);
   Expr Bufs = c(WideTwice || GeneralTwice ? 2 : 1);
   for (auto It = Sides.rbegin(); It != Sides.rend(); ++It)
     Launch = allocate(
@@ -418,11 +447,8 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
             ? tempBuffer(It->Frag, FragType, {Bufs, c(S.WarpM / 16), c(Frag.A)}, MemScope::Fragment)
             : tempBuffer(It->Frag, FragType, {Bufs, c(S.WarpN / 8), c(Frag.B)}, MemScope::Fragment),
         Launch, Line);
-  for (auto It = Sides.rbegin(); It != Sides.rend(); ++It) {
-    const MmaOperandStage &O = *It;
-    Stmt Inner = O.SwzNote.empty() ? Launch : block({note(O.SwzNote, Line), Launch});
-    Launch = allocate(O.tileBuffer(S.Stages), Inner, Line);
-  }
+  if (!Engine)
+    Launch = WithTiles(Sides, S.Stages, Launch);
   if (Staged)
     Launch = Accumulators(block({Launch, Epilogue}));
   // The engine's mbarriers, outside every scope whose bytes the staged
@@ -445,6 +471,9 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
                      Line);
   Launch = bindFlatIndex(N.Batch, var(BZ), Launch);
   std::string Note = mmaLaunchNote(M, S, WideTwice, GeneralTwice, HasWide && Engine);
+  if (Engine)
+    Note += "; the guarded copies' own tiles: k tile " + std::to_string(GS.TileK) + ", " +
+            std::to_string(GS.Stages) + " stages";
   // Unless asked for (copy_engine = off), why the engine does not run.
   if (F.MinSM >= 90 && S.CopyEngine && !(HasWide && Engine))
     Note += "; cp.async, not the copy engine: " +
