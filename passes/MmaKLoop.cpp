@@ -239,16 +239,10 @@ std::string MmaKLoop::engineSchedule(const Func &F, const MmaContraction &M, boo
     E.Stages = 3;
   if (std::string Why = engineRefusal(F, E, M); !Why.empty())
     return Why;
-  auto Bytes = [&] {
-    int64_t B = 0;
-    for (const MmaOperandStage &O : M.Sides)
-      B += E.Stages * E.TileK * (O.IsA ? E.BlockM : E.BlockN) * dtypeBytes(O.Op->Type);
-    return B;
-  };
-  while (Bytes() > F.MaxSharedBytes && E.Stages > 2 && !findKnob(F, "stages"))
+  while (mmaTileBytes(M, E) > F.MaxSharedBytes && E.Stages > 2 && !findKnob(F, "stages"))
     --E.Stages;
-  if (Bytes() > F.MaxSharedBytes)
-    return "the copy engine's tiles need " + std::to_string(Bytes()) + " bytes";
+  if (mmaTileBytes(M, E) > F.MaxSharedBytes)
+    return "the copy engine's tiles need " + std::to_string(mmaTileBytes(M, E)) + " bytes";
   S = E;
   return "";
 }

@@ -244,4 +244,11 @@ void fitWarpTile(const Func &F, const MmaContraction &M, MmaSchedule &S, bool Lo
   }
 }
 
+int64_t mmaTileBytes(const MmaContraction &M, const MmaSchedule &S) {
+  int64_t B = 0;
+  for (const MmaOperandStage &O : M.Sides)
+    B += S.Stages * S.TileK * (O.IsA ? S.BlockM : S.BlockN) * dtypeBytes(O.Op->Type);
+  return B;
+}
+
 } // namespace tdsl

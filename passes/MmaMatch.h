@@ -60,6 +60,10 @@ bool matchMma(const ir::Stmt &Nest, const char *Pass, bool On, MmaContraction &O
 /// siblings, warps that hold about one warp tile's accumulators in all.
 void fitWarpTile(const ir::Func &F, const MmaContraction &M, MmaSchedule &S, bool LongK);
 
+/// The bytes of M's shared operand tiles under S: every side's stages of
+/// k tiles over its block extent.
+int64_t mmaTileBytes(const MmaContraction &M, const MmaSchedule &S);
+
 /// How the fragments of Sides are loaded, for tile-mma's note: by
 /// ldmatrix (naming the operands that take .trans: "A", "B", or with
 /// siblings their tensors), or one shared load per element, and why. A and

@@ -172,16 +172,13 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
   // products ran slower with it on the H200 (bench/RESULTS.md).
   // Its shared tiles must fit at the schedule's stages (stages or k_tile
   // pinned may pass the target where the default block's do not).
-  auto TileBytesAt = [&](int64_t BlockM, int64_t BlockN) {
-    int64_t B = 0;
-    for (const MmaOperandStage &O : Sides)
-      B += S.Stages * S.TileK * (O.IsA ? BlockM : BlockN) * dtypeBytes(O.Op->Type);
-    return B;
-  };
+  MmaSchedule AtLarge = S;
+  AtLarge.BlockM = MmaLargeBlock[0];
+  AtLarge.BlockN = MmaLargeBlock[1];
   bool LargeBlock = Large;
   if (!Small && !Split && !Large && !OneLaunch && N.Batch.empty() && N.Accs.size() == 1 &&
       dtypeBytes(Sides[0].Op->Type) == 2 &&
-      TileBytesAt(MmaLargeBlock[0], MmaLargeBlock[1]) <= F.MaxSharedBytes) {
+      mmaTileBytes(M, AtLarge) <= F.MaxSharedBytes) {
     Expr L = simplifyExpr(le(c(MmaLargeTiles), mul(ceilDiv(N.Row->Extent, MmaLargeBlock[0]),
                                                    ceilDiv(N.Col->Extent, MmaLargeBlock[1]))));
     if (std::optional<int64_t> Known = asConstInt(L))
@@ -199,17 +196,11 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
     fitWarpTile(F, M, S, LongK);
   // The shared tiles must fit the target (siblings stage more than two):
   // fewer stages unless pinned, else the nest is left to the passes after.
-  auto BytesOf = [&](const MmaSchedule &X) {
-    int64_t B = 0;
-    for (const MmaOperandStage &O : Sides)
-      B += X.Stages * X.TileK * (O.IsA ? X.BlockM : X.BlockN) * dtypeBytes(O.Op->Type);
-    return B;
-  };
-  while (BytesOf(S) > F.MaxSharedBytes && S.Stages > 2 && !findKnob(F, "stages"))
+  while (mmaTileBytes(M, S) > F.MaxSharedBytes && S.Stages > 2 && !findKnob(F, "stages"))
     --S.Stages;
-  if (BytesOf(S) > F.MaxSharedBytes) {
+  if (mmaTileBytes(M, S) > F.MaxSharedBytes) {
     decline(Nest, "the shared tiles of its " + std::to_string(Sides.size()) + " operands need " +
-                      std::to_string(BytesOf(S)) + " bytes (" + std::to_string(S.Stages) +
+                      std::to_string(mmaTileBytes(M, S)) + " bytes (" + std::to_string(S.Stages) +
                       " stages); the target allows " + std::to_string(F.MaxSharedBytes));
     return Nest;
   }
@@ -225,7 +216,7 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
           ? "a batched launch for short k loops keeps cp.async"
           : MmaKLoop::engineSchedule(F, M, Small || Split, S);
   bool Engine = NoEngine.empty();
-  auto TileBytes = [&] { return std::max(BytesOf(S), BytesOf(GS)); };
+  auto TileBytes = [&] { return std::max(mmaTileBytes(M, S), mmaTileBytes(M, GS)); };
 
   // Names: the launch's variables, then each side's tile and fragments.
   BZ = Names.fresh("bz");
@@ -470,14 +461,14 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
                              letStmt(KN, SplitK->tilesFrom(var(KF), var(KP)), Launch, Line), Line),
                      Line);
   Launch = bindFlatIndex(N.Batch, var(BZ), Launch);
-  std::string Note = mmaLaunchNote(M, S, WideTwice, GeneralTwice, HasWide && Engine);
+  // (Engine implies HasWide: its stages and every side's alignment test.)
+  std::string Note = mmaLaunchNote(M, S, WideTwice, GeneralTwice, Engine);
   if (Engine)
     Note += "; the guarded copies' own tiles: k tile " + std::to_string(GS.TileK) + ", " +
             std::to_string(GS.Stages) + " stages";
   // Unless asked for (copy_engine = off), why the engine does not run.
-  if (F.MinSM >= 90 && S.CopyEngine && !(HasWide && Engine))
-    Note += "; cp.async, not the copy engine: " +
-            (NoEngine.empty() ? std::string("an operand is never 16-byte aligned in rows") : NoEngine);
+  if (F.MinSM >= 90 && S.CopyEngine && !Engine)
+    Note += "; cp.async, not the copy engine: " + NoEngine;
   // The grid: every output tile, or none where another launch runs.
   Expr Grid = mul(RowsT, ColsT);
   auto Open = [](const Expr &When) { return asConstInt(When) ? nullptr : When; };
