@@ -25,7 +25,13 @@
 //   second buffer (double_buffer); tf32 fragments are rounded as tf32()
 //   rounds. Every
 //   size is counted in bytes: a 16-byte copy or ldmatrix row holds 8, 4 or
-//   16 elements, and the k tile is 64 bytes of each operand row. The epilogue runs per accumulator element,
+//   16 elements, and the k tile is 64 bytes of each operand row. On sm_90
+//   (F.MinSM >= 90, copy_engine) the aligned version of a 16-bit product
+//   in the default or large launch (a batched one's for long k loops)
+//   fills its stages by the bulk tensor copy engine instead: k tiles of
+//   128 bytes a row, 3 stages, tiles in the engine's swizzle, mbarriers in
+//   place of block barriers (passes/MmaKLoop.h); the guarded version then
+//   keeps tiles and a schedule of its own. The epilogue runs per accumulator element,
 //   for the outputs inside the tensor, storing to a shared tile over the
 //   operand tiles' bytes that the block then copies out in 16-byte runs
 //   (passes/MmaEpilogue.h; stage_epilogue), else from the fragments. Notes say what was chosen and why.
