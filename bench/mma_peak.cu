@@ -7,7 +7,10 @@
 // per shape and dtype. A second table runs tile-mma's f16 inner loop from
 // shared memory, alone and with its copies, so that a GEMM's gap to the
 // ceiling splits into what the loop, the copies' issue and the copies'
-// traffic each cost. Usage: tdsl-mma-peak [iterations [warps per SM]]
+// traffic each cost. A third table holds the ceiling for seconds with
+// operands that change from one mma to the next, as a GEMM's do: a GEMM that
+// long draws the board's power limit, and the clock it runs at falls with
+// it. Usage: tdsl-mma-peak [iterations [warps per SM]]
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -74,6 +77,69 @@ template <Kind K> __global__ void peak(int iters, uint32_t seed, float *out) {
 #pragma unroll
   for (int ch = 0; ch < kChains; ++ch)
     s += float(c[ch][0]) + float(c[ch][1]) + float(c[ch][2]) + float(c[ch][3]);
+  if (s == 12345.0f) // never true; keeps the chains alive
+    out[0] = s;
+}
+
+//===-- Sustained: seconds of mma.sync on varied operands ------------------===//
+//
+// peak<K> multiplies the same two fragments of ones and zeros again and
+// again, for milliseconds: few bits toggle, and the clock stays at its
+// maximum. A GEMM's operands differ at every mma, and a large one runs long
+// enough to reach the board's power limit. sustained<K> gives each chain its
+// own fragments of random signs and mantissas (magnitudes in [0.5, 1)) and
+// rotates them between the chains every iteration; launches of about half a
+// second run back to back for about three seconds, and the last one's rate
+// and its SM clock (clock64 over %globaltimer, thread 0 of block 0) are
+// reported.
+__device__ __forceinline__ uint32_t mix(uint32_t x) {
+  x ^= x >> 16;
+  x *= 0x7feb352du;
+  x ^= x >> 15;
+  x *= 0x846ca68bu;
+  return x ^ (x >> 16);
+}
+__device__ __forceinline__ uint64_t globalNs() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+template <Kind K> __global__ void sustained(int iters, uint32_t seed, float *out) {
+  // Sign, exponent of 0.5, random mantissa: f16 and bf16 keep theirs apart.
+  const uint32_t Keep = K == Kind::BF16 ? 0x807f807fu : 0x83ff83ffu;
+  const uint32_t Half = K == Kind::BF16 ? 0x3f003f00u : 0x38003800u;
+  uint32_t a[kChains][4], b[kChains][2];
+  uint32_t h = mix(seed * 0x9e3779b9u + blockIdx.x * blockDim.x + threadIdx.x);
+#pragma unroll
+  for (int ch = 0; ch < kChains; ++ch) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+      a[ch][i] = ((h = mix(h)) & Keep) | Half;
+    b[ch][0] = ((h = mix(h)) & Keep) | Half;
+    b[ch][1] = ((h = mix(h)) & Keep) | Half;
+  }
+  float c[kChains][4] = {};
+  bool timer = blockIdx.x == 0 && threadIdx.x == 0;
+  long long c0 = clock64();
+  uint64_t t0 = timer ? globalNs() : 0;
+  for (int it = 0; it < iters; ++it) {
+    // Chain ch takes fragment set (ch + it) % kChains: unrolled by kChains
+    // iterations so that every register index is constant.
+#pragma unroll
+    for (int r = 0; r < kChains; ++r)
+#pragma unroll
+      for (int ch = 0; ch < kChains; ++ch)
+        mma<K>(c[ch], a[(ch + r) % kChains], b[(ch + r) % kChains]);
+  }
+  if (timer) {
+    out[1] = float(clock64() - c0);
+    out[2] = float(globalNs() - t0);
+  }
+  float s = 0;
+#pragma unroll
+  for (int ch = 0; ch < kChains; ++ch)
+    s += c[ch][0] + c[ch][1] + c[ch][2] + c[ch][3];
   if (s == 12345.0f) // never true; keeps the chains alive
     out[0] = s;
 }
@@ -261,6 +327,45 @@ template <Kind K> double run(const char *name, double flopsPerMma, int iters, in
   return best;
 }
 
+template <Kind K> void runSustained(const char *name, int sms) {
+  float *out;
+  cudaMalloc(&out, 3 * sizeof(float));
+  int threads = 256, blocks = sms * warpsPerSM / 8;
+  cudaEvent_t t0, t1;
+  cudaEventCreate(&t0);
+  cudaEventCreate(&t1);
+  auto timed = [&](int iters, uint32_t seed) {
+    cudaEventRecord(t0);
+    sustained<K><<<blocks, threads>>>(iters, seed, out);
+    cudaEventRecord(t1);
+    cudaEventSynchronize(t1);
+    float ms;
+    cudaEventElapsedTime(&ms, t0, t1);
+    return ms;
+  };
+  // Each iteration is kChains^2 mma a warp; about 0.5 s a launch.
+  int iters = 64;
+  float ms = timed(iters, 1u);
+  while (ms < 50.0f && iters < (1 << 24)) {
+    iters *= 4;
+    ms = timed(iters, 1u);
+  }
+  iters = int(std::min(double(1 << 28), iters * 500.0 / ms));
+  double elapsed = 0;
+  for (uint32_t rep = 2; elapsed < 3000.0; ++rep)
+    elapsed += ms = timed(iters, rep);
+  float clocks[3];
+  cudaMemcpy(clocks, out, sizeof(clocks), cudaMemcpyDeviceToHost);
+  double mmas = double(blocks) * (threads / 32) * iters * kChains * kChains;
+  double rate = mmas * (2.0 * 16 * 8 * 16) / (ms * 1e-3) / 1e12;
+  cudaError_t err = cudaGetLastError();
+  std::printf("| %-18s | %8.1f | %6.0f | %5.1f |%s\n", name, rate, clocks[1] / clocks[2] * 1e3,
+              elapsed / 1e3, err ? cudaGetErrorString(err) : "");
+  cudaEventDestroy(t0);
+  cudaEventDestroy(t1);
+  cudaFree(out);
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -280,5 +385,8 @@ int main(int argc, char **argv) {
   run<Kind::TF32>("m16n8k8 tf32", 2.0 * 16 * 8 * 8, iters, p.multiProcessorCount);
   run<Kind::S8>("m16n8k32 s8", 2.0 * 16 * 8 * 32, iters, p.multiProcessorCount);
   runFedAll(iters / 5, p.multiProcessorCount);
+  std::printf("| sustained, varied operands | TFLOP/s | SM MHz | seconds |\n");
+  runSustained<Kind::F16>("m16n8k16 f16", p.multiProcessorCount);
+  runSustained<Kind::BF16>("m16n8k16 bf16", p.multiProcessorCount);
   return 0;
 }
