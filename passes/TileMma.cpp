@@ -46,9 +46,10 @@ private:
   /// second launch, tile's own grid unguarded); Split for the launch that
   /// splits the k loop, and SplitWhen, its test (null: never); Wide and
   /// Large for the launches of a batched nest's long k loops and of many
-  /// output tiles, with their tests (null: no such launch).
-  bool Small = false, Split = false, Wide = false, Large = false;
-  Expr Few, SplitWhen, WideWhen, LargeWhen;
+  /// output tiles, with their tests (null: no such launch); Wave for the
+  /// launch of one wave of output tiles, and WaveWhen.
+  bool Small = false, Split = false, Wide = false, Large = false, Wave = false;
+  Expr Few, SplitWhen, WideWhen, LargeWhen, WaveWhen;
   /// The split being built: its partials and second launch.
   std::optional<MmaSplitK> SplitK;
 
@@ -70,12 +71,13 @@ private:
 /// partials (passes/MmaSplitK.h). Where they may give many tiles of
 /// MmaLargeBlock (a plain product of 16-bit operands), a launch of those
 /// blocks; where a batched nest's k loop and columns are long, one of
-/// 64x64 warps. Each launch's grid is empty for the others' sizes. Not
+/// 64x64 warps; where they give one wave of tiles, one of twice the warps
+/// (MmaOneWaveTiles). Each launch's grid is empty for the others' sizes. Not
 /// when the block or warp tile is pinned; only the launches that can run
 /// when the sizes are constants.
 std::vector<LaunchVariant> MmaTiler::variants(const Stmt &Nest, std::vector<Knob> &) {
-  Small = Split = Wide = Large = false;
-  Few = SplitWhen = WideWhen = LargeWhen = nullptr;
+  Small = Split = Wide = Large = Wave = false;
+  Few = SplitWhen = WideWhen = LargeWhen = WaveWhen = nullptr;
   Stmt Main = tile(Nest);
   if (Main == Nest)
     return {};
@@ -100,6 +102,14 @@ std::vector<LaunchVariant> MmaTiler::variants(const Stmt &Nest, std::vector<Knob
       if (L == Nest)
         return {};
       Out.push_back({"large", L});
+    }
+    if (WaveWhen) {
+      Wave = true;
+      Stmt V = tile(Nest);
+      Wave = false;
+      if (V == Nest)
+        return {};
+      Out.push_back({"wave", V});
     }
   }
   if (FewKnown && !*FewKnown)
@@ -176,7 +186,7 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
   AtLarge.BlockM = MmaLargeBlock[0];
   AtLarge.BlockN = MmaLargeBlock[1];
   bool LargeBlock = Large;
-  if (!Small && !Split && !Large && !OneLaunch && N.Batch.empty() && N.Accs.size() == 1 &&
+  if (!Small && !Split && !Large && !Wave && !OneLaunch && N.Batch.empty() && N.Accs.size() == 1 &&
       dtypeBytes(Sides[0].Op->Type) == 2 &&
       mmaTileBytes(M, AtLarge) <= F.MaxSharedBytes) {
     Expr L = simplifyExpr(le(c(MmaLargeTiles), mul(ceilDiv(N.Row->Extent, MmaLargeBlock[0]),
@@ -194,6 +204,22 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
     fitSmall(S);
   else
     fitWarpTile(F, M, S, LongK);
+  // One wave of the default block's tiles (MmaOneWaveTiles): a plain
+  // product of 16-bit operands whose block has four warps takes eight of
+  // half the columns; where the sizes are open, in a launch of its own.
+  bool WaveBlock = Wave;
+  if (!Small && !Split && !Wave && !LargeBlock && !OneLaunch && N.Batch.empty() &&
+      N.Accs.size() == 1 && dtypeBytes(Sides[0].Op->Type) == 2 && S.threads() == 128 &&
+      S.WarpN >= 32) {
+    Expr Count = mul(ceilDiv(N.Row->Extent, S.BlockM), ceilDiv(N.Col->Extent, S.BlockN));
+    Expr W = simplifyExpr(land(le(c(MmaFewTiles), Count), le(Count, c(MmaOneWaveTiles))));
+    if (std::optional<int64_t> Known = asConstInt(W))
+      WaveBlock = *Known;
+    else
+      WaveWhen = W;
+  }
+  if (WaveBlock)
+    S.WarpN /= 2;
   // The shared tiles must fit the target (siblings stage more than two):
   // fewer stages unless pinned, else the nest is left to the passes after.
   while (mmaTileBytes(M, S) > F.MaxSharedBytes && S.Stages > 2 && !findKnob(F, "stages"))
@@ -503,6 +529,7 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
         Grid = gridWhen(Grid, Few, false);
       Grid = gridWhen(Grid, WideWhen, Wide);
       Grid = gridWhen(Grid, LargeWhen, false);
+      Grid = gridWhen(Grid, WaveWhen, Wave);
       // The split's test counts the split launch's own blocks.
       if (S.SplitK) {
         MmaSchedule Sm = mmaSchedule(F, dtypeBytes(Sides[0].Op->Type));
@@ -517,11 +544,21 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
     if (LargeBlock)
       Note += "; the large block: the sizes give " + std::to_string(MmaLargeTiles) +
               " output tiles of it or more, which fill the SMs several times";
+    if (WaveBlock)
+      Note += "; twice the warps: the sizes give " + std::to_string(MmaFewTiles) + " to " +
+              std::to_string(MmaOneWaveTiles) +
+              " output tiles, one block an SM at most, and four warps would leave each " +
+              "scheduler one";
     if (Large) {
       remark(PassName, Line,
              "where the sizes give " + std::to_string(MmaLargeTiles) + " output tiles of " +
                  std::to_string(MmaLargeBlock[0]) + "x" + std::to_string(MmaLargeBlock[1]) +
                  " or more, a launch of larger blocks: " + Tiles);
+    } else if (Wave) {
+      remark(PassName, Line,
+             "where the sizes give " + std::to_string(MmaFewTiles) + " to " +
+                 std::to_string(MmaOneWaveTiles) + " output tiles, one block an SM, a launch " +
+                 "of twice the warps: " + Tiles);
     } else if (Wide) {
       Note += "; the launch for k of " + std::to_string(MmaLongK) + " or more and " +
               std::to_string(MmaLongCols) + " columns or more, whose long k loop four warps hide";

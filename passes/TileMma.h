@@ -45,7 +45,9 @@
 //   (NAME_split, NAME_split_sum; passes/MmaSplitK.h, split_k). A batched
 //   nest's default block takes 64x32 warps, and 64x64 in a launch of its
 //   own (NAME_wide) where k and the columns are long (MmaLongK). Sizes of
-//   many output tiles take MmaLargeBlock blocks (NAME_large where open).
+//   many output tiles take MmaLargeBlock blocks (NAME_large where open);
+//   sizes of one wave of them (MmaOneWaveTiles), twice the warps
+//   (NAME_wave where open).
 // Why here: before tile-contraction, which takes what this pass declines.
 // What it takes is passes/MmaMatch.h's; the operands' staging (tile
 // layout, swizzle, copies, fragment loads) is passes/MmaStaging.h; the k
@@ -95,6 +97,13 @@ constexpr int64_t MmaLargeBlock[2] = {256, 128};
 // The launches' grids are disjoint only if sizes of that many large tiles
 // never give fewer than MmaFewTiles default ones.
 static_assert(MmaLargeTiles >= MmaFewTiles && MmaLargeBlock[0] >= 128 && MmaLargeBlock[1] >= 128);
+/// From MmaFewTiles to this many output tiles of the default block (an
+/// H200's SM count), each SM holds one block at most: four warps leave
+/// each scheduler one, too few to hide the mma's fixed latency, so a plain
+/// product of 16-bit operands takes eight warps of half the columns there;
+/// where the sizes are open, in a launch of its own (NAME_wave).
+constexpr int64_t MmaOneWaveTiles = 132;
+static_assert(MmaOneWaveTiles >= MmaFewTiles);
 /// A batched nest's k loop and columns from which its warps take 64x64
 /// (passes/MmaMatch.h, fitWarpTile): a launch of its own where the sizes
 /// are open.
