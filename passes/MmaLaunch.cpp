@@ -1,0 +1,300 @@
+//===- MmaLaunch.cpp - tile-mma's launches: variants, schedule, grid ----===//
+//
+// Which launches a contraction gets (the default, small, split, wide,
+// large and one-wave ones), each one's schedule, and the launch around
+// the body passes/TileMma.cpp builds. See passes/TileMma.h.
+//
+//===----------------------------------------------------------------------===//
+#include "ir/Printer.h"
+#include "ir/Simplify.h"
+#include "passes/MmaStaging.h"
+#include "passes/MmaTiler.h"
+#include "passes/TileMma.h"
+
+#include <algorithm>
+#include <string>
+
+namespace tdsl::mma {
+
+/// The default launch and, where the sizes may give fewer output tiles
+/// than MmaFewTiles (skinny products, small batches), a second launch of
+/// MmaSmallBlock tiles for those sizes: with few tiles most SMs would sit
+/// idle. Where even those tiles are few and the k loop long, a third
+/// launch splits each tile's k loop over blocks, and a fourth adds their
+/// partials (passes/MmaSplitK.h). Where they may give many tiles of
+/// MmaLargeBlock (a plain product of 16-bit operands), a launch of those
+/// blocks; where a batched nest's k loop and columns are long, one of
+/// 64x64 warps; where they give one wave of tiles, one of twice the warps
+/// (MmaOneWaveTiles). Each launch's grid is empty for the others' sizes. Not
+/// when the block or warp tile is pinned; only the launches that can run
+/// when the sizes are constants.
+std::vector<LaunchVariant> MmaTiler::variants(const Stmt &Nest, std::vector<Knob> &) {
+  Small = Split = Wide = Large = Wave = false;
+  Few = SplitWhen = WideWhen = LargeWhen = WaveWhen = nullptr;
+  Stmt Main = tile(Nest);
+  if (Main == Nest)
+    return {};
+  if (!Few)
+    return {{"", Main}};
+  std::optional<int64_t> FewKnown = asConstInt(Few);
+  std::vector<LaunchVariant> Out;
+  if (!FewKnown || !*FewKnown) {
+    Out.push_back({"", Main});
+    if (WideWhen) {
+      Wide = true;
+      Stmt W = tile(Nest);
+      Wide = false;
+      Out.push_back({"wide", W});
+    }
+    if (LargeWhen) {
+      Large = true;
+      Stmt L = tile(Nest);
+      Large = false;
+      // Main's grid leaves these sizes to it: if it cannot be built (its
+      // tiles were checked to fit), the nest goes to the passes after.
+      if (L == Nest)
+        return {};
+      Out.push_back({"large", L});
+    }
+    if (WaveWhen) {
+      Wave = true;
+      Stmt V = tile(Nest);
+      Wave = false;
+      if (V == Nest)
+        return {};
+      Out.push_back({"wave", V});
+    }
+  }
+  if (FewKnown && !*FewKnown)
+    return Out;
+  std::optional<int64_t> SplitKnown = SplitWhen ? asConstInt(SplitWhen) : std::optional<int64_t>(0);
+  if (!SplitKnown || !*SplitKnown) {
+    Small = true;
+    Stmt Second = tile(Nest);
+    Small = false;
+    if (Second == Nest)
+      return {{"", Main}};
+    // Always few and never split: the small launch alone, unguarded.
+    Out.push_back({FewKnown && SplitKnown ? "" : "small", Second});
+  }
+  if (!SplitKnown || *SplitKnown) {
+    Split = true;
+    Stmt Third = tile(Nest);
+    Split = false;
+    if (Third == Nest)
+      return {{"", Main}};
+    Out.push_back({"split", Third, SplitK->partials()});
+    Out.push_back({"split_sum", SplitK->sum(Names, Line)});
+    SplitK.reset();
+  }
+  return Out;
+}
+
+void MmaTiler::fitSmall(MmaSchedule &Sm) const {
+  Sm.BlockM = MmaSmallBlock[0];
+  Sm.BlockN = MmaSmallBlock[1];
+  Sm.WarpM = std::min(Sm.WarpM, MmaSmallWarp[0]);
+  Sm.WarpN = std::min(Sm.WarpN, MmaSmallWarp[1]);
+  fitWarpTile(F, M, Sm, false);
+}
+
+bool MmaTiler::schedule(const Stmt &Nest) {
+  S = mmaSchedule(F, 2);
+  if (S.Mode == TensorCores::Off || !matchMma(Nest, PassName, S.Mode == TensorCores::On, M))
+    return false; // tensor_cores = off: asked for, so no remark
+  // The k tile's default and its limits depend on the element size.
+  S = mmaSchedule(F, dtypeBytes(Sides[0].Op->Type));
+  Line = Nest->SrcLine;
+  if (F.MinSM < 80) {
+    decline(Nest, "mma.sync needs sm_80 or newer (the oldest --arch is sm_" +
+                      std::to_string(F.MinSM) + ")");
+    return false;
+  }
+  if (!S.Unusable.empty()) {
+    decline(Nest, "the pinned schedule: " + S.Unusable);
+    return false;
+  }
+
+  // Pinned tiles, or few_tiles = off: the one launch.
+  OneLaunch = findKnob(F, "block_tile") || findKnob(F, "warp_tile") || !S.FewTiles;
+  // A split has fewer output tiles than SMs: their order does not matter.
+  if (Split)
+    S.Grouped = false;
+  // A batched nest's warps: 64x64 where the k loop and the columns are
+  // long, else 64x32; where the sizes are open, both launches.
+  LongK = Wide;
+  if (!Small && !Split && !Wide && !OneLaunch && !N.Batch.empty()) {
+    Expr W = simplifyExpr(land(le(c(MmaLongK), N.Red->Extent), le(c(MmaLongCols), N.Col->Extent)));
+    if (std::optional<int64_t> Known = asConstInt(W))
+      LongK = *Known;
+    else
+      WideWhen = W;
+  }
+  // A plain product of 16-bit operands with many output tiles: the large
+  // block; where the sizes are open, in a launch of its own. tf32 and i8
+  // products ran slower with it on the H200 (bench/RESULTS.md).
+  // Its shared tiles must fit at the schedule's stages (stages or k_tile
+  // pinned may pass the target where the default block's do not).
+  MmaSchedule AtLarge = S;
+  AtLarge.BlockM = MmaLargeBlock[0];
+  AtLarge.BlockN = MmaLargeBlock[1];
+  LargeBlock = Large;
+  if (!Small && !Split && !Large && !Wave && !OneLaunch && N.Batch.empty() && N.Accs.size() == 1 &&
+      dtypeBytes(Sides[0].Op->Type) == 2 &&
+      mmaTileBytes(M, AtLarge) <= F.MaxSharedBytes) {
+    Expr L = simplifyExpr(le(c(MmaLargeTiles), mul(ceilDiv(N.Row->Extent, MmaLargeBlock[0]),
+                                                   ceilDiv(N.Col->Extent, MmaLargeBlock[1]))));
+    if (std::optional<int64_t> Known = asConstInt(L))
+      LargeBlock = *Known;
+    else
+      LargeWhen = L;
+  }
+  if (LargeBlock) {
+    S.BlockM = MmaLargeBlock[0];
+    S.BlockN = MmaLargeBlock[1];
+  }
+  if (Small || Split)
+    fitSmall(S);
+  else
+    fitWarpTile(F, M, S, LongK);
+  // One wave of the default block's tiles (MmaOneWaveTiles): a plain
+  // product of 16-bit operands whose block has four warps takes eight of
+  // half the columns; where the sizes are open, in a launch of its own.
+  WaveBlock = Wave;
+  if (!Small && !Split && !Wave && !LargeBlock && !OneLaunch && N.Batch.empty() &&
+      N.Accs.size() == 1 && dtypeBytes(Sides[0].Op->Type) == 2 && S.threads() == 128 &&
+      S.WarpN >= 32) {
+    Expr Count = mul(ceilDiv(N.Row->Extent, S.BlockM), ceilDiv(N.Col->Extent, S.BlockN));
+    Expr W = simplifyExpr(land(le(c(MmaFewTiles), Count), le(Count, c(MmaOneWaveTiles))));
+    if (std::optional<int64_t> Known = asConstInt(W))
+      WaveBlock = *Known;
+    else
+      WaveWhen = W;
+  }
+  if (WaveBlock)
+    S.WarpN /= 2;
+  // The shared tiles must fit the target (siblings stage more than two):
+  // fewer stages unless pinned, else the nest is left to the passes after.
+  while (mmaTileBytes(M, S) > F.MaxSharedBytes && S.Stages > 2 && !findKnob(F, "stages"))
+    --S.Stages;
+  if (mmaTileBytes(M, S) > F.MaxSharedBytes) {
+    decline(Nest, "the shared tiles of its " + std::to_string(Sides.size()) + " operands need " +
+                      std::to_string(mmaTileBytes(M, S)) + " bytes (" + std::to_string(S.Stages) +
+                      " stages); the target allows " + std::to_string(F.MaxSharedBytes));
+    return false;
+  }
+  return true;
+}
+
+Stmt MmaTiler::place(Stmt Launch, bool WideTwice, bool GeneralTwice) {
+  // 10. Coordinates: lane and warp; the output tile (tm, tn) of block pid
+  //    (bindTileOrder); the batch.
+  Launch =
+      letStmt(Lane, imod(var(TX), c(32)), letStmt(Warp, idiv(var(TX), c(32)), Launch, Line), Line);
+  Expr RowsT = ceilDiv(N.Row->Extent, S.BlockM), ColsT = ceilDiv(N.Col->Extent, S.BlockN);
+  Launch = bindTileOrder(Names, S.Grouped, RowsT, ColsT, PID, TM, TN, Launch, Line);
+  // A split's run of k tiles, computed before any accumulator is live.
+  if (Split)
+    Launch = letStmt(KP, SplitK->tilesPerSplit(),
+                     letStmt(KF, mul(var(SplitV), var(KP)),
+                             letStmt(KN, SplitK->tilesFrom(var(KF), var(KP)), Launch, Line), Line),
+                     Line);
+  Launch = bindFlatIndex(N.Batch, var(BZ), Launch);
+  // (Engine implies HasWide: its stages and every side's alignment test.)
+  std::string Note = mmaLaunchNote(M, S, WideTwice, GeneralTwice, Engine);
+  if (Engine)
+    Note += "; the guarded copies' own tiles: k tile " + std::to_string(GS.TileK) + ", " +
+            std::to_string(GS.Stages) + " stages";
+  // Unless asked for (copy_engine = off), why the engine does not run.
+  if (F.MinSM >= 90 && S.CopyEngine && !Engine)
+    Note += "; cp.async, not the copy engine: " + NoEngine;
+  // The grid: every output tile, or none where another launch runs.
+  Expr Grid = mul(RowsT, ColsT);
+  auto Open = [](const Expr &When) { return asConstInt(When) ? nullptr : When; };
+  if (Split) {
+    Grid = gridWhen(Grid, Open(SplitWhen), true);
+    Note += "; the k loop split over " + toString(SplitK->count()) +
+            " blocks per output tile (block.y), each adding its run of k tiles from zero into " +
+            "partials that the next launch adds";
+    remark(PassName, Line,
+           "where the sizes give fewer than " + std::to_string(MmaSplitMaxTiles) +
+               " output tiles of " + std::to_string(S.BlockM) + "x" + std::to_string(S.BlockN) +
+               " and " + std::to_string(2 * MmaSplitMinKTiles) +
+               " k tiles or more, and the partials cost little beside the operands, the k loop " +
+               "split over blocks: a launch of partials, then a launch that adds them");
+  } else if (Small) {
+    Grid = gridWhen(gridWhen(Grid, Open(Few), true), SplitWhen ? Open(SplitWhen) : nullptr,
+                    false);
+    Note += "; the launch for sizes of fewer than " + std::to_string(MmaFewTiles) +
+            " output tiles of the default block, so that more SMs have one";
+    remark(PassName, Line,
+           "where the sizes give fewer than " + std::to_string(MmaFewTiles) +
+               " output tiles, a second launch: block tile " + std::to_string(S.BlockM) + "x" +
+               std::to_string(S.BlockN) + ", warp tile " + std::to_string(S.WarpM) + "x" +
+               std::to_string(S.WarpN) + ", " + std::to_string(S.Stages) + " stages");
+  } else {
+    if (Large)
+      Grid = gridWhen(Grid, LargeWhen, true);
+    if (!OneLaunch && !Large) {
+      Expr Tiles = N.Batch.empty() ? Grid : mul(Grid, flatExtent(N.Batch));
+      Few = simplifyExpr(lt(Tiles, c(MmaFewTiles)));
+      if (!asConstInt(Few))
+        Grid = gridWhen(Grid, Few, false);
+      Grid = gridWhen(Grid, WideWhen, Wide);
+      Grid = gridWhen(Grid, LargeWhen, false);
+      Grid = gridWhen(Grid, WaveWhen, Wave);
+      // The split's test counts the split launch's own blocks.
+      if (S.SplitK) {
+        MmaSchedule Sm = mmaSchedule(F, dtypeBytes(Sides[0].Op->Type));
+        fitSmall(Sm);
+        SplitWhen = MmaSplitK::when(N, Sm.BlockM, Sm.BlockN, Sm.TileK);
+      }
+    }
+    std::string Tiles = "block tile " + std::to_string(S.BlockM) + "x" +
+                        std::to_string(S.BlockN) + ", warp tile " + std::to_string(S.WarpM) +
+                        "x" + std::to_string(S.WarpN) + ", k tile " + std::to_string(S.TileK) +
+                        ", " + std::to_string(S.Stages) + " stages";
+    if (LargeBlock)
+      Note += "; the large block: the sizes give " + std::to_string(MmaLargeTiles) +
+              " output tiles of it or more, which fill the SMs several times";
+    if (WaveBlock)
+      Note += "; twice the warps: the sizes give " + std::to_string(MmaFewTiles) + " to " +
+              std::to_string(MmaOneWaveTiles) +
+              " output tiles, one block an SM at most, and four warps would leave each " +
+              "scheduler one";
+    if (Large) {
+      remark(PassName, Line,
+             "where the sizes give " + std::to_string(MmaLargeTiles) + " output tiles of " +
+                 std::to_string(MmaLargeBlock[0]) + "x" + std::to_string(MmaLargeBlock[1]) +
+                 " or more, a launch of larger blocks: " + Tiles);
+    } else if (Wave) {
+      remark(PassName, Line,
+             "where the sizes give " + std::to_string(MmaFewTiles) + " to " +
+                 std::to_string(MmaOneWaveTiles) + " output tiles, one block an SM, a launch " +
+                 "of twice the warps: " + Tiles);
+    } else if (Wide) {
+      Note += "; the launch for k of " + std::to_string(MmaLongK) + " or more and " +
+              std::to_string(MmaLongCols) + " columns or more, whose long k loop four warps hide";
+      remark(PassName, Line,
+             "where k is " + std::to_string(MmaLongK) + " or more and the columns " +
+                 std::to_string(MmaLongCols) + " or more, a launch of larger warps: " + Tiles);
+    } else {
+      remark(PassName, Line, "took it: tensor cores, " + Tiles);
+    }
+  }
+
+  // 11. The GPU loops: threads, block.x over the output tiles, block.z over
+  //     the flattened batch loops.
+  // The index arithmetic as built has "+ 0" and "0 * 16" of the unrolled
+  // k steps: folded here, so the IR after this pass reads as it runs.
+  Launch = simplifyStmt(block({note(Note, Line), Launch}));
+  Launch = forLoop(TX, c(0), c(S.threads()), ForKind::ThreadX, Launch, Line);
+  Launch = forLoop(PID, c(0), Grid, ForKind::BlockX, Launch, Line);
+  if (Split)
+    Launch = forLoop(SplitV, c(0), SplitK->count(), ForKind::BlockY, Launch, Line);
+  if (!N.Batch.empty())
+    Launch = forLoop(BZ, c(0), flatExtent(N.Batch), ForKind::BlockZ, Launch, Line);
+  return Launch;
+}
+
+} // namespace tdsl::mma
