@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <string>
+#include <tuple>
 
 namespace tdsl::mma {
 
@@ -36,51 +37,43 @@ std::vector<LaunchVariant> MmaTiler::variants(const Stmt &Nest, std::vector<Knob
     return {};
   if (!Few)
     return {{"", Main}};
+  // The launch tile() builds with Flag set.
+  auto Built = [&](bool &Flag) {
+    Flag = true;
+    Stmt V = tile(Nest);
+    Flag = false;
+    return V;
+  };
   std::optional<int64_t> FewKnown = asConstInt(Few);
   std::vector<LaunchVariant> Out;
   if (!FewKnown || !*FewKnown) {
     Out.push_back({"", Main});
-    if (WideWhen) {
-      Wide = true;
-      Stmt W = tile(Nest);
-      Wide = false;
-      Out.push_back({"wide", W});
-    }
-    if (LargeWhen) {
-      Large = true;
-      Stmt L = tile(Nest);
-      Large = false;
-      // Main's grid leaves these sizes to it: if it cannot be built (its
-      // tiles were checked to fit), the nest goes to the passes after.
-      if (L == Nest)
-        return {};
-      Out.push_back({"large", L});
-    }
-    if (WaveWhen) {
-      Wave = true;
-      Stmt V = tile(Nest);
-      Wave = false;
+    if (WideWhen)
+      Out.push_back({"wide", Built(Wide)});
+    // Main's grid leaves these sizes to them: if one cannot be built (its
+    // tiles were checked to fit), the nest goes to the passes after.
+    for (auto [When, Flag, Suffix] :
+         {std::tuple(LargeWhen, &Large, "large"), std::tuple(WaveWhen, &Wave, "wave")}) {
+      if (!When)
+        continue;
+      Stmt V = Built(*Flag);
       if (V == Nest)
         return {};
-      Out.push_back({"wave", V});
+      Out.push_back({Suffix, V});
     }
   }
   if (FewKnown && !*FewKnown)
     return Out;
   std::optional<int64_t> SplitKnown = SplitWhen ? asConstInt(SplitWhen) : std::optional<int64_t>(0);
   if (!SplitKnown || !*SplitKnown) {
-    Small = true;
-    Stmt Second = tile(Nest);
-    Small = false;
+    Stmt Second = Built(Small);
     if (Second == Nest)
       return {{"", Main}};
     // Always few and never split: the small launch alone, unguarded.
     Out.push_back({FewKnown && SplitKnown ? "" : "small", Second});
   }
   if (!SplitKnown || *SplitKnown) {
-    Split = true;
-    Stmt Third = tile(Nest);
-    Split = false;
+    Stmt Third = Built(Split);
     if (Third == Nest)
       return {{"", Main}};
     Out.push_back({"split", Third, SplitK->partials()});
