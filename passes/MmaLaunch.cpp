@@ -26,12 +26,13 @@ namespace tdsl::mma {
 /// MmaLargeBlock (a plain product of 16-bit operands), a launch of those
 /// blocks; where a batched nest's k loop and columns are long, one of
 /// 64x64 warps; where they give one wave of tiles, one of twice the warps
-/// (MmaOneWaveTiles). Each launch's grid is empty for the others' sizes. Not
+/// (MmaOneWaveTiles), and up to one and a half, one of half blocks
+/// (MmaHalfTiles). Each launch's grid is empty for the others' sizes. Not
 /// when the block or warp tile is pinned; only the launches that can run
 /// when the sizes are constants.
 std::vector<LaunchVariant> MmaTiler::variants(const Stmt &Nest, std::vector<Knob> &) {
-  Small = Split = Wide = Large = Wave = false;
-  Few = SplitWhen = WideWhen = LargeWhen = WaveWhen = nullptr;
+  Small = Split = Wide = Large = Wave = Half = false;
+  Few = SplitWhen = WideWhen = LargeWhen = WaveWhen = HalfWhen = nullptr;
   Stmt Main = tile(Nest);
   if (Main == Nest)
     return {};
@@ -53,7 +54,8 @@ std::vector<LaunchVariant> MmaTiler::variants(const Stmt &Nest, std::vector<Knob
     // Main's grid leaves these sizes to them: if one cannot be built (its
     // tiles were checked to fit), the nest goes to the passes after.
     for (auto [When, Flag, Suffix] :
-         {std::tuple(LargeWhen, &Large, "large"), std::tuple(WaveWhen, &Wave, "wave")}) {
+         {std::tuple(LargeWhen, &Large, "large"), std::tuple(WaveWhen, &Wave, "wave"),
+          std::tuple(HalfWhen, &Half, "half")}) {
       if (!When)
         continue;
       Stmt V = Built(*Flag);
@@ -132,7 +134,8 @@ bool MmaTiler::schedule(const Stmt &Nest) {
   AtLarge.BlockM = MmaLargeBlock[0];
   AtLarge.BlockN = MmaLargeBlock[1];
   LargeBlock = Large;
-  if (!Small && !Split && !Large && !Wave && !OneLaunch && N.Batch.empty() && N.Accs.size() == 1 &&
+  if (!Small && !Split && !Large && !Wave && !Half && !OneLaunch && N.Batch.empty() &&
+      N.Accs.size() == 1 &&
       dtypeBytes(Sides[0].Op->Type) == 2 &&
       mmaTileBytes(M, AtLarge) <= F.MaxSharedBytes) {
     Expr L = simplifyExpr(le(c(MmaLargeTiles), mul(ceilDiv(N.Row->Extent, MmaLargeBlock[0]),
@@ -150,22 +153,33 @@ bool MmaTiler::schedule(const Stmt &Nest) {
     fitSmall(S);
   else
     fitWarpTile(F, M, S, LongK);
-  // One wave of the default block's tiles (MmaOneWaveTiles): a plain
-  // product of 16-bit operands whose block has four warps takes eight of
-  // half the columns; where the sizes are open, in a launch of its own.
+  // One wave of the default block's tiles (MmaOneWaveTiles), or up to
+  // one and a half (MmaHalfTiles): a plain product of 16-bit operands
+  // whose block has four warps takes eight of half the columns, or half
+  // blocks; where the sizes are open, each in a launch of its own.
   WaveBlock = Wave;
-  if (!Small && !Split && !Wave && !LargeBlock && !OneLaunch && N.Batch.empty() &&
+  HalfBlock = Half;
+  if (!Small && !Split && !Wave && !Half && !LargeBlock && !OneLaunch && N.Batch.empty() &&
       N.Accs.size() == 1 && dtypeBytes(Sides[0].Op->Type) == 2 && S.threads() == 128 &&
-      S.WarpN >= 32) {
+      S.BlockN == 128 && S.WarpN == 64) {
     Expr Count = mul(ceilDiv(N.Row->Extent, S.BlockM), ceilDiv(N.Col->Extent, S.BlockN));
-    Expr W = simplifyExpr(land(le(c(MmaFewTiles), Count), le(Count, c(MmaOneWaveTiles))));
-    if (std::optional<int64_t> Known = asConstInt(W))
-      WaveBlock = *Known;
-    else
-      WaveWhen = W;
+    auto Between = [&](int64_t Lo, int64_t Hi, bool &Block, Expr &When) {
+      Expr W = simplifyExpr(land(le(c(Lo), Count), le(Count, c(Hi))));
+      if (std::optional<int64_t> Known = asConstInt(W))
+        Block = *Known;
+      else
+        When = W;
+    };
+    Between(MmaFewTiles, MmaOneWaveTiles, WaveBlock, WaveWhen);
+    Between(MmaOneWaveTiles + 1, MmaHalfTiles, HalfBlock, HalfWhen);
   }
   if (WaveBlock)
     S.WarpN /= 2;
+  if (HalfBlock) {
+    S.BlockM = MmaHalfBlock[0];
+    S.BlockN = MmaHalfBlock[1];
+    S.WarpN = S.BlockN / 2;
+  }
   // The shared tiles must fit the target (siblings stage more than two):
   // fewer stages unless pinned, else the nest is left to the passes after.
   while (mmaTileBytes(M, S) > F.MaxSharedBytes && S.Stages > 2 && !findKnob(F, "stages"))
@@ -229,19 +243,24 @@ Stmt MmaTiler::place(Stmt Launch, bool WideTwice, bool GeneralTwice) {
     if (Large)
       Grid = gridWhen(Grid, LargeWhen, true);
     if (!OneLaunch && !Large) {
-      Expr Tiles = N.Batch.empty() ? Grid : mul(Grid, flatExtent(N.Batch));
-      Few = simplifyExpr(lt(Tiles, c(MmaFewTiles)));
+      // The default launch's tiles decide which sizes are few (the
+      // launches built after it read Few and SplitWhen); the split's test
+      // counts the split launch's own blocks.
+      if (!Wide && !Wave && !Half) {
+        Expr Tiles = N.Batch.empty() ? Grid : mul(Grid, flatExtent(N.Batch));
+        Few = simplifyExpr(lt(Tiles, c(MmaFewTiles)));
+        if (S.SplitK) {
+          MmaSchedule Sm = mmaSchedule(F, dtypeBytes(Sides[0].Op->Type));
+          fitSmall(Sm);
+          SplitWhen = MmaSplitK::when(N, Sm.BlockM, Sm.BlockN, Sm.TileK);
+        }
+      }
       if (!asConstInt(Few))
         Grid = gridWhen(Grid, Few, false);
       Grid = gridWhen(Grid, WideWhen, Wide);
       Grid = gridWhen(Grid, LargeWhen, false);
       Grid = gridWhen(Grid, WaveWhen, Wave);
-      // The split's test counts the split launch's own blocks.
-      if (S.SplitK) {
-        MmaSchedule Sm = mmaSchedule(F, dtypeBytes(Sides[0].Op->Type));
-        fitSmall(Sm);
-        SplitWhen = MmaSplitK::when(N, Sm.BlockM, Sm.BlockN, Sm.TileK);
-      }
+      Grid = gridWhen(Grid, HalfWhen, Half);
     }
     std::string Tiles = "block tile " + std::to_string(S.BlockM) + "x" +
                         std::to_string(S.BlockN) + ", warp tile " + std::to_string(S.WarpM) +
@@ -255,6 +274,10 @@ Stmt MmaTiler::place(Stmt Launch, bool WideTwice, bool GeneralTwice) {
               std::to_string(MmaOneWaveTiles) +
               " output tiles, one block an SM at most, and four warps would leave each " +
               "scheduler one";
+    if (HalfBlock)
+      Note += "; half blocks: the sizes give " + std::to_string(MmaOneWaveTiles + 1) + " to " +
+              std::to_string(MmaHalfTiles) + " output tiles of the default block, some SMs " +
+              "two, and of the halves no SM runs more than three";
     if (Large) {
       remark(PassName, Line,
              "where the sizes give " + std::to_string(MmaLargeTiles) + " output tiles of " +
@@ -265,6 +288,10 @@ Stmt MmaTiler::place(Stmt Launch, bool WideTwice, bool GeneralTwice) {
              "where the sizes give " + std::to_string(MmaFewTiles) + " to " +
                  std::to_string(MmaOneWaveTiles) + " output tiles, one block an SM, a launch " +
                  "of twice the warps: " + Tiles);
+    } else if (Half) {
+      remark(PassName, Line,
+             "where the sizes give " + std::to_string(MmaOneWaveTiles + 1) + " to " +
+                 std::to_string(MmaHalfTiles) + " output tiles, a launch of half blocks: " + Tiles);
     } else if (Wide) {
       Note += "; the launch for k of " + std::to_string(MmaLongK) + " or more and " +
               std::to_string(MmaLongCols) + " columns or more, whose long k loop four warps hide";

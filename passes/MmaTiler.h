@@ -52,16 +52,17 @@ private:
   /// second launch, tile's own grid unguarded); Split for the launch that
   /// splits the k loop, and SplitWhen, its test (null: never); Wide and
   /// Large for the launches of a batched nest's long k loops and of many
-  /// output tiles, with their tests (null: no such launch); Wave for the
-  /// launch of one wave of output tiles, and WaveWhen.
-  bool Small = false, Split = false, Wide = false, Large = false, Wave = false;
-  Expr Few, SplitWhen, WideWhen, LargeWhen, WaveWhen;
+  /// output tiles, with their tests (null: no such launch); Wave and Half
+  /// for the launches of one wave of output tiles and of up to one and a
+  /// half, and their tests.
+  bool Small = false, Split = false, Wide = false, Large = false, Wave = false, Half = false;
+  Expr Few, SplitWhen, WideWhen, LargeWhen, WaveWhen, HalfWhen;
   /// The split being built: its partials and second launch.
   std::optional<MmaSplitK> SplitK;
   /// What schedule() chose for the variant: the one launch (tiles pinned
   /// or few_tiles = off), a batched nest's 64x64 warps, the large block,
-  /// the one-wave block.
-  bool OneLaunch = false, LongK = false, LargeBlock = false, WaveBlock = false;
+  /// the one-wave block, the half block.
+  bool OneLaunch = false, LongK = false, LargeBlock = false, WaveBlock = false, HalfBlock = false;
   /// The k loop's form: the copy engine, or why not; the guarded
   /// version's own schedule where the engine runs.
   bool Engine = false;

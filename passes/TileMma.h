@@ -47,7 +47,8 @@
 //   own (NAME_wide) where k and the columns are long (MmaLongK). Sizes of
 //   many output tiles take MmaLargeBlock blocks (NAME_large where open);
 //   sizes of one wave of them (MmaOneWaveTiles), twice the warps
-//   (NAME_wave where open).
+//   (NAME_wave where open); up to one and a half waves (MmaHalfTiles),
+//   half blocks (NAME_half where open).
 // Why here: before tile-contraction, which takes what this pass declines.
 // What it takes is passes/MmaMatch.h's; the operands' staging (tile
 // layout, swizzle, copies, fragment loads) is passes/MmaStaging.h; the k
@@ -103,7 +104,15 @@ static_assert(MmaLargeTiles >= MmaFewTiles && MmaLargeBlock[0] >= 128 && MmaLarg
 /// product of 16-bit operands takes eight warps of half the columns there;
 /// where the sizes are open, in a launch of its own (NAME_wave).
 constexpr int64_t MmaOneWaveTiles = 132;
-static_assert(MmaOneWaveTiles >= MmaFewTiles);
+/// Past that, up to this many (one and a half waves), some SMs would run
+/// two tiles while the rest run one: a plain product of 16-bit operands
+/// takes blocks of half the columns (MmaHalfBlock, four 64x32 warps), of
+/// which no SM runs more than three; where the sizes are open, in a
+/// launch of its own (NAME_half).
+constexpr int64_t MmaHalfTiles = 198;
+constexpr int64_t MmaHalfBlock[2] = {128, 64};
+static_assert(MmaOneWaveTiles >= MmaFewTiles && MmaHalfTiles > MmaOneWaveTiles &&
+              MmaHalfTiles < MmaLargeTiles);
 /// A batched nest's k loop and columns from which its warps take 64x64
 /// (passes/MmaMatch.h, fitWarpTile): a launch of its own where the sizes
 /// are open.
