@@ -56,7 +56,10 @@
 // passes/MmaEpilogue.h; the epilogue's reads along one side
 // passes/MmaLineReads.h; its values before its stores
 // passes/MmaEpilogueValues.h; the split k loop passes/MmaSplitK.h. This
-// pass builds the launches around them.
+// pass builds the launches around them: their bodies in
+// passes/TileMma.cpp, which launches a nest gets, their schedules and
+// grids in passes/MmaLaunch.cpp (the builder both share:
+// passes/MmaTiler.h).
 //
 //   for m, n { acc = 0; for k { acc += f32(A[m, k]) * f32(B[k, n]) }; C[m, n] = acc }
 //     ->
