@@ -1,8 +1,9 @@
 //===- RowChain.cpp - One block per row for a chain of row reductions -----===//
 //
 // The mapping of a chain (passes/RowChain.h): which threads take a row,
-// the versions by the row's layout and length, and the launch. The code of
-// each phase is in passes/RowChainPhases.cpp.
+// the versions by the row's layout and length, and the launch. Which
+// launches a chain gets is in passes/RowChainLaunches.cpp, the code of
+// each phase in passes/RowChainPhases.cpp.
 //
 //===----------------------------------------------------------------------===//
 #include "ir/Match.h"
@@ -16,48 +17,6 @@
 
 namespace tdsl {
 namespace rowchain {
-
-std::vector<LaunchVariant> ChainMapper::rewriteNest(const Stmt &S) {
-  if (Col.empty())
-    takeNames();
-  std::string Why;
-  std::optional<ChainNest> N = matchRowChain(F, S, Col, Why);
-  if (!N) {
-    if (!Why.empty())
-      remark("row-chain", S->SrcLine, Why + "; left to the passes after it");
-    return {};
-  }
-  Nest = std::move(*N);
-  LoopRun Run = Nest.Run;
-  if (Threads < WarpSize || Threads > 1024 || Threads % WarpSize) {
-    remark("row-chain", S->SrcLine,
-           "reduce_threads = " + std::to_string(Threads) +
-               " is not a multiple of 32 in [32, 1024]; left to the passes after it");
-    return {};
-  }
-  // Rows longer than even RowChainLongThreads would hold are re-read in
-  // many runs a thread; where they are also few, blocks of Threads leave
-  // the SMs short of loads in flight: those sizes take a launch of
-  // RowChainLongThreads a row (faster where rows are few and over 32768
-  // elements, slower at shorter or more rows: bench/RESULTS.md). A row
-  // length known at compile time already has its threads (plan).
-  LongWhen = nullptr;
-  if (!ThreadsPinned && Threads < RowChainLongThreads && !asConstInt(simplifyExpr(Cols))) {
-    LongWhen = simplifyExpr(land(lt(intImm(RowChainLongThreads * RowChainCacheElements), Cols),
-                                 le(flatExtent(Run.Loops), intImm(RowChainFewRows))));
-    if (std::optional<int64_t> Known = asConstInt(LongWhen); Known && !*Known)
-      LongWhen = nullptr;
-  }
-  plan();
-  std::vector<LaunchVariant> Out = {{"", build(S->SrcLine, Run)}};
-  if (LongWhen) {
-    Long = true;
-    plan();
-    Out.push_back({"long", build(S->SrcLine, Run)});
-    Long = false;
-  }
-  return Out;
-}
 
 void ChainMapper::takeNames() {
   Row = Names.fresh("row");
@@ -155,7 +114,7 @@ void ChainMapper::plan() {
   // 1024 threads and is re-read). A length known only at run time takes
   // reduce_threads, which all its mappings share as the launch's block.
   const int64_t PerThread = RowChainCacheElements;
-  Block = Long ? RowChainLongThreads : Threads;
+  Block = Long ? RowChainLongThreads : Held ? Held : Threads;
   if (!ThreadsPinned && C)
     while (Block < 1024 && *C > Block * PerThread)
       Block *= 2;
@@ -166,7 +125,7 @@ void ChainMapper::plan() {
   // it; a pinned reduce_threads asks for a block.
   LaneGroups.clear();
   for (int64_t G : {int64_t(8), WarpSize}) {
-    if (ThreadsPinned || Long)
+    if (ThreadsPinned || Long || Held)
       break;
     if (!C) {
       LaneGroups.push_back(G);
@@ -175,7 +134,7 @@ void ChainMapper::plan() {
       break;
     }
   }
-  PerBlock = ThreadsPinned || Long || !C || *C > WarpSize * PerThread;
+  PerBlock = ThreadsPinned || Long || Held || !C || *C > WarpSize * PerThread;
   if (!Width)
     return;
   std::optional<Expr> Test =
@@ -185,7 +144,8 @@ void ChainMapper::plan() {
     return;
   }
   WideCond = *Test;
-  if (!C && knobEnabled(F, "peel_rows", true))
+  // A held launch runs on whole runs only (rewriteNest).
+  if (!C && !Held && knobEnabled(F, "peel_rows", true))
     planPeel();
   WideWhy.clear();
   for (size_t I = 0; I < Wide.size(); ++I)
@@ -376,7 +336,7 @@ Stmt ChainMapper::build(unsigned Line, const LoopRun &Run) {
       How + "; each reduction: shfl_xor butterflies" +
       (PerBlock && Warps > 1 ? ", in a block the warp totals through shared memory, one barrier"
                              : "");
-  if (!Long)
+  if (!Long && !Held)
     remark("row-chain", Line,
            "took it: " + std::to_string(Phases.size()) + " phases, " + Mapping +
                (CachedCond || (!LaneGroups.empty() && llvm::is_contained(Cached, true))
@@ -388,8 +348,23 @@ Stmt ChainMapper::build(unsigned Line, const LoopRun &Run) {
                                std::to_string(RowChainLongThreads * RowChainCacheElements) +
                                " elements: a launch of " + std::to_string(RowChainLongThreads) +
                                " threads a row"
+                         : "") +
+               (HeldWhen ? "; rows of " + std::to_string(Threads * RowChainCacheElements + 1) +
+                               " to " +
+                               std::to_string(Holds.back().first * RowChainCacheElements) +
+                               " elements in whole runs: a launch of the fewest threads a row "
+                               "that hold them"
                          : ""));
-  return forLoop(Row, intImm(0), gridWhen(Grid, LongWhen, Long), ForKind::BlockX,
+  // One launch runs at any sizes: the others' grids are empty where this
+  // one's is not.
+  if (OwnWhen)
+    Grid = gridWhen(Grid, OwnWhen, true);
+  else if (LongWhen || HeldWhen)
+    Grid = gridWhen(Grid,
+                    LongWhen && HeldWhen ? binary(BinaryOp::Or, HeldWhen, LongWhen)
+                                         : (HeldWhen ? HeldWhen : LongWhen),
+                    false);
+  return forLoop(Row, intImm(0), Grid, ForKind::BlockX,
                  block({note(What, Line), Body}, Line), Line);
 }
 

@@ -22,7 +22,12 @@
 //   give every thread the total. Where C is open, a second launch
 //   NAME_long of 1024 threads a row (RowChainLongThreads) takes up to 256
 //   rows (RowChainFewRows) of over 32768 elements (more than its threads
-//   hold), re-read (the grids are disjoint: one launch runs). Within each
+//   hold), re-read; and where a held row saves reads (the re-read version
+//   sweeps a tensor twice) and no kept term or 4-byte tensor along the
+//   row comes with it (rmsnorm, not softmax or layernorm), launches
+//   NAME_held512 and NAME_held1024 take rows of whole runs of 8193 to 16384
+//   and to 32768 elements, held (the grids are disjoint: one launch runs,
+//   and a row the launch cannot tell is unaligned is re-read). Within each
 //   mapping, versions chosen at run time: when the row's tensors take runs
 //   of 16 bytes (C and their rows multiples of the run, aligned) and a row
 //   fits in the registers (32
@@ -57,7 +62,8 @@
 //       for c in 0..C serial {                   Y[r, ...] = X_row[j, v] / s[0] (16 bytes)
 //         Y[r, c] = X[r, c] / s[0] } } }       } else ... } } } } }
 //
-// Code: passes/RowChain.cpp (the mapping), passes/RowChainPhases.cpp (a
+// Code: passes/RowChain.cpp (the mapping), passes/RowChainLaunches.cpp
+//   (which launches a chain gets), passes/RowChainPhases.cpp (a
 //   phase's code), passes/RowChainOnline.cpp (the online max and sum),
 //   passes/RowChainPeel.cpp (peeled rows), passes/RowChainMapper.h (the
 //   mapper they share).

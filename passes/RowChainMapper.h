@@ -1,7 +1,8 @@
 //===- RowChainMapper.h - The row-chain pass's mapper, shared by its files -===//
 //
 // Internal to passes/RowChain.cpp (the mapping: which threads take a row,
-// the versions, the launch), passes/RowChainPhases.cpp (the code of one
+// the versions, the launch), passes/RowChainLaunches.cpp (which launches
+// a chain gets), passes/RowChainPhases.cpp (the code of one
 // phase: the runs, the reductions and their butterflies, the maps per
 // element), passes/RowChainOnline.cpp (a max and the sum of exp(x - max)
 // in one sweep) and passes/RowChainPeel.cpp (rows of any length in runs).
@@ -51,8 +52,10 @@ public:
   //    phases; anything else is left to reduce-rows and map-to-gpu.
   // 2. Which loads move along the row in runs (plan).
   // 3. Build the launch: a block per row, three versions (build); where
-  //    the row length is open, a second launch of RowChainLongThreads a
-  //    row for long rows that are few (LongWhen). None: the nest declined.
+  //    the row length is open, launches of 512 and 1024 threads a row
+  //    that hold rows the first re-reads (Holds, where holdPays), and one
+  //    of RowChainLongThreads a row for long rows that are few (LongWhen).
+  //    None: the nest declined.
   std::vector<LaunchVariant> rewriteNest(const Stmt &S);
 
   /// Whether the nest rewriteNest mapped last keeps a reduction's terms
@@ -77,6 +80,14 @@ private:
   /// them), the first launch's grid empty there; none where it never runs.
   bool Long = false;
   Expr LongWhen;
+  /// While a held launch is built: its threads a row (a block per row, no
+  /// lane groups, the row held where it fits). Holds: each held launch's
+  /// threads and the sizes where it runs; HeldWhen: where any does.
+  int64_t Held = 0;
+  std::vector<std::pair<int64_t, Expr>> Holds;
+  Expr HeldWhen;
+  /// While another launch than the main one is built: where it runs.
+  Expr OwnWhen;
   /// The mappings the launch has: lanes per row of each group of a warp
   /// (8: four rows a warp; 32: a warp a row), ascending, and a block per
   /// row. A group takes rows of up to 32 elements a lane.
@@ -117,6 +128,11 @@ private:
       OtherMax, OtherSum, Head, NumRuns;
 
   void takeNames();
+
+  /// Whether a launch that holds rows the main one re-reads pays: the
+  /// re-read version sweeps a tensor more than once, and no kept term or
+  /// 4-byte tensor along the row comes with it (measured).
+  bool holdPays() const;
 
   // The runs: a run is 16 bytes of the narrowest tensor taking part (a
   // wider one moves it in 16-byte pieces), and every tensor read or

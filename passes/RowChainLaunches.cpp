@@ -1,0 +1,125 @@
+//===- RowChainLaunches.cpp - The launches a row chain gets ---------------===//
+//
+// Which launches of passes/RowChain.cpp's mapper a chain gets: the main
+// one; where the row length is open, ones of more threads that hold rows
+// the main one re-reads (where that pays), and one of 1024 threads a row
+// for few long rows.
+//
+//===----------------------------------------------------------------------===//
+#include "ir/Simplify.h"
+#include "passes/RowChainMapper.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <optional>
+
+namespace tdsl {
+namespace rowchain {
+
+std::vector<LaunchVariant> ChainMapper::rewriteNest(const Stmt &S) {
+  if (Col.empty())
+    takeNames();
+  std::string Why;
+  std::optional<ChainNest> N = matchRowChain(F, S, Col, Why);
+  if (!N) {
+    if (!Why.empty())
+      remark("row-chain", S->SrcLine, Why + "; left to the passes after it");
+    return {};
+  }
+  Nest = std::move(*N);
+  LoopRun Run = Nest.Run;
+  if (Threads < WarpSize || Threads > 1024 || Threads % WarpSize) {
+    remark("row-chain", S->SrcLine,
+           "reduce_threads = " + std::to_string(Threads) +
+               " is not a multiple of 32 in [32, 1024]; left to the passes after it");
+    return {};
+  }
+  // Rows longer than even RowChainLongThreads would hold are re-read in
+  // many runs a thread; where they are also few, blocks of Threads leave
+  // the SMs short of loads in flight: those sizes take a launch of
+  // RowChainLongThreads a row (faster where rows are few and over 32768
+  // elements, slower at shorter or more rows: bench/RESULTS.md). A row
+  // length known at compile time already has its threads (plan).
+  LongWhen = nullptr;
+  if (!ThreadsPinned && Threads < RowChainLongThreads && !asConstInt(simplifyExpr(Cols))) {
+    LongWhen = simplifyExpr(land(lt(intImm(RowChainLongThreads * RowChainCacheElements), Cols),
+                                 le(flatExtent(Run.Loops), intImm(RowChainFewRows))));
+    if (std::optional<int64_t> Known = asConstInt(LongWhen); Known && !*Known)
+      LongWhen = nullptr;
+  }
+  plan();
+  // Rows that reduce_threads re-reads but up to 1024 threads hold (32
+  // elements a thread) take a launch of the fewest threads that hold
+  // them, as a row length known at compile time does (plan): read once,
+  // where a block of reduce_threads reads the row in each sweep. Where
+  // that pays (holdPays). Only whole runs: a row that is not (or
+  // unaligned tensors, which the launch cannot see) is re-read there, as
+  // in the long launch, which at these lengths ran slower than the main
+  // one (bench/RESULTS.md).
+  Holds.clear();
+  HeldWhen = nullptr;
+  if (!ThreadsPinned && Width && CachedCond && !asConstInt(simplifyExpr(Cols)) && holdPays()) {
+    auto Range = [&](int64_t Lo, int64_t Hi) {
+      return land(land(lt(intImm(Lo * RowChainCacheElements), Cols),
+                       le(Cols, intImm(Hi * RowChainCacheElements))),
+                  binary(BinaryOp::Eq, imod(Cols, intImm(Width)), intImm(0)));
+    };
+    for (int64_t B = Threads * 2; B <= RowChainLongThreads; B *= 2)
+      Holds.push_back({B, simplifyExpr(Range(B / 2, B))});
+    if (!Holds.empty())
+      HeldWhen = simplifyExpr(Range(Threads, Holds.back().first));
+  }
+  std::vector<LaunchVariant> Out = {{"", build(S->SrcLine, Run)}};
+  for (const auto &[B, When] : Holds) {
+    Held = B;
+    OwnWhen = When;
+    plan();
+    Out.push_back({"held" + std::to_string(B), build(S->SrcLine, Run)});
+  }
+  Held = 0;
+  if (LongWhen) {
+    Long = true;
+    OwnWhen = LongWhen;
+    plan();
+    Out.push_back({"long", build(S->SrcLine, Run)});
+    Long = false;
+  }
+  OwnWhen = nullptr;
+  return Out;
+}
+
+bool ChainMapper::holdPays() const {
+  // A held row saves reads only where the re-read version sweeps a tensor
+  // more than once (cross-entropy's max, sum and pick are one sweep).
+  std::vector<unsigned> Sweeps(Staged.size(), 0);
+  for (size_t I = 0; I < Phases.size(); ++I) {
+    if (Phases[I].Kind == RowPhaseKind::Row)
+      continue;
+    std::vector<size_t> Members =
+        Phases[I].Kind == RowPhaseKind::Reduction ? sweepGroup(I) : std::vector<size_t>{I};
+    for (size_t K = 0; K < Staged.size(); ++K)
+      Sweeps[K] += llvm::any_of(Members, [&](size_t J) {
+        return contains(Phases[J].reads(), Staged[K]);
+      });
+    I = Members.back();
+  }
+  if (llvm::none_of(Sweeps, [](unsigned N) { return N > 1; }))
+    return false;
+  // And only where no kept term (a register an element) nor 4-byte
+  // tensor along the row (layernorm's gamma and beta) comes with the row:
+  // softmax and layernorm held ran slower than re-read at 9216 to 24576
+  // elements, where rmsnorm, rmsnorm after an add and an l2 norm gained
+  // (bench/RESULTS.md).
+  if (keptTerms())
+    return false;
+  for (const Expr &L : Staged)
+    if (dtypeBytes(L->Type) == 4)
+      return false;
+  for (const RowPhase &P : Phases)
+    if (P.Kind == RowPhaseKind::Element && dtypeBytes(findTensor(F, P.Out)->Type) == 4)
+      return false;
+  return true;
+}
+
+} // namespace rowchain
+} // namespace tdsl
