@@ -226,9 +226,12 @@ std::string MmaKLoop::engineRefusal(const Func &F, const MmaSchedule &S, const M
 
 std::string MmaKLoop::engineSchedule(const Func &F, const MmaContraction &M, bool Small,
                                      MmaSchedule &S) {
-  // The small and split launches' blocks keep cp.async: under the
-  // register bound of their several blocks an SM, the engine's loop
-  // spilled (ptxas -v, sm_90), and it was measured on the large blocks.
+  // The small and split launches' blocks keep cp.async: with the engine's
+  // loop, ptxas gave the i8 example's small kernel 80 registers and 12
+  // bytes of spill (ptxas -v, sm_90), though nothing bounds its
+  // registers but its 128 threads; 64x64 blocks on the engine, pinned,
+  // ran faster at about 96 tiles (bench/RESULTS.md), so the spill is
+  // what to find first.
   if (Small)
     return "the launch of small blocks keeps cp.async";
   // The form that measured fastest on the H200 (bench/RESULTS.md).
