@@ -351,14 +351,18 @@ Stmt ChainMapper::build(unsigned Line, const LoopRun &Run) {
                          : "") +
                (HeldWhen ? "; rows of " + std::to_string(Threads * RowChainCacheElements + 1) +
                                " to " +
-                               std::to_string(Holds.back().first * RowChainCacheElements) +
+                               std::to_string(HeldRanges.back().first * RowChainCacheElements) +
                                " elements in whole runs: a launch of the fewest threads a row "
                                "that hold them"
                          : ""));
   // One launch runs at any sizes: the others' grids are empty where this
   // one's is not.
-  if (OwnWhen)
-    Grid = gridWhen(Grid, OwnWhen, true);
+  Expr Own = Long ? LongWhen : nullptr;
+  for (const auto &[B, When] : HeldRanges)
+    if (Held == B)
+      Own = When;
+  if (Own)
+    Grid = gridWhen(Grid, Own, true);
   else if (LongWhen || HeldWhen)
     Grid = gridWhen(Grid,
                     LongWhen && HeldWhen ? binary(BinaryOp::Or, HeldWhen, LongWhen)

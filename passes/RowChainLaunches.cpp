@@ -56,7 +56,7 @@ std::vector<LaunchVariant> ChainMapper::rewriteNest(const Stmt &S) {
   // unaligned tensors, which the launch cannot see) is re-read there, as
   // in the long launch, which at these lengths ran slower than the main
   // one (bench/RESULTS.md).
-  Holds.clear();
+  HeldRanges.clear();
   HeldWhen = nullptr;
   if (!ThreadsPinned && Width && CachedCond && !asConstInt(simplifyExpr(Cols)) && holdPays()) {
     auto Range = [&](int64_t Lo, int64_t Hi) {
@@ -65,26 +65,23 @@ std::vector<LaunchVariant> ChainMapper::rewriteNest(const Stmt &S) {
                   binary(BinaryOp::Eq, imod(Cols, intImm(Width)), intImm(0)));
     };
     for (int64_t B = Threads * 2; B <= RowChainLongThreads; B *= 2)
-      Holds.push_back({B, simplifyExpr(Range(B / 2, B))});
-    if (!Holds.empty())
-      HeldWhen = simplifyExpr(Range(Threads, Holds.back().first));
+      HeldRanges.push_back({B, simplifyExpr(Range(B / 2, B))});
+    if (!HeldRanges.empty())
+      HeldWhen = simplifyExpr(Range(Threads, HeldRanges.back().first));
   }
   std::vector<LaunchVariant> Out = {{"", build(S->SrcLine, Run)}};
-  for (const auto &[B, When] : Holds) {
+  for (const auto &[B, When] : HeldRanges) {
     Held = B;
-    OwnWhen = When;
     plan();
     Out.push_back({"held" + std::to_string(B), build(S->SrcLine, Run)});
   }
   Held = 0;
   if (LongWhen) {
     Long = true;
-    OwnWhen = LongWhen;
     plan();
     Out.push_back({"long", build(S->SrcLine, Run)});
     Long = false;
   }
-  OwnWhen = nullptr;
   return Out;
 }
 

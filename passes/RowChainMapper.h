@@ -53,7 +53,7 @@ public:
   // 2. Which loads move along the row in runs (plan).
   // 3. Build the launch: a block per row, three versions (build); where
   //    the row length is open, launches of 512 and 1024 threads a row
-  //    that hold rows the first re-reads (Holds, where holdPays), and one
+  //    that hold rows the first re-reads (HeldRanges, where holdPays), and one
   //    of RowChainLongThreads a row for long rows that are few (LongWhen).
   //    None: the nest declined.
   std::vector<LaunchVariant> rewriteNest(const Stmt &S);
@@ -81,13 +81,12 @@ private:
   bool Long = false;
   Expr LongWhen;
   /// While a held launch is built: its threads a row (a block per row, no
-  /// lane groups, the row held where it fits). Holds: each held launch's
-  /// threads and the sizes where it runs; HeldWhen: where any does.
+  /// lane groups, the row held where it fits). HeldRanges: each held
+  /// launch's threads and the sizes where it runs; HeldWhen: where any
+  /// does (one range, for the main launch's grid).
   int64_t Held = 0;
-  std::vector<std::pair<int64_t, Expr>> Holds;
+  std::vector<std::pair<int64_t, Expr>> HeldRanges;
   Expr HeldWhen;
-  /// While another launch than the main one is built: where it runs.
-  Expr OwnWhen;
   /// The mappings the launch has: lanes per row of each group of a warp
   /// (8: four rows a warp; 32: a warp a row), ascending, and a block per
   /// row. A group takes rows of up to 32 elements a lane.
