@@ -6,7 +6,7 @@ is checked on shapes the suite does not hold (skinny, wide, MLP-sized).
     python3 bench/schedule_sweep.py [--base KEY=VALUE,...] [--new KEY=VALUE,...]
         [--arch sm_90] [--out DIR] [--quick]
 
-Each suite kernel (bench/suite: gemm_f16 over 20 shapes, gemm_bf16, gemm_tf32,
+Each suite kernel (bench/suite: gemm_f16 over 25 shapes, gemm_bf16, gemm_tf32,
 gemm_i8, bgemm_f16 over 4, gemm_bias_gelu, gated_mlp at T = 4096 and 16) is
 compiled twice by the tdsl package, with the knobs of --base and of --new pinned (default: base
 double_buffer=off, new none: tdslc's own choice), and called on the same
@@ -33,7 +33,11 @@ GEMM_SHAPES = [(1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096), (8192
                (4096, 11008, 4096), (4096, 4096, 11008), (8192, 1024, 8192), (2048, 8192, 2048),
                (1536, 1536, 1536), (8192, 8192, 64), (4096, 4096, 128), (4096, 3072, 768),
                # Few output tiles and a long k loop (split_k): a decoder's token, long k.
-               (1, 4096, 4096), (16, 4096, 11008), (256, 256, 16384), (128, 128, 65536)]
+               (1, 4096, 4096), (16, 4096, 11008), (256, 256, 16384), (128, 128, 65536),
+               # Few default tiles, 256 to 384 small ones (the small launch by the copy
+               # engine from 264: --base copy_engine=off times it against cp.async).
+               (256, 4096, 4096), (320, 4096, 4096), (384, 4096, 4096), (768, 2048, 2048),
+               (128, 11008, 4096)]
 # Batch x M x N x K: attention-sized products (short k, many heads) and square batches.
 BGEMM_SHAPES = [(16, 1024, 1024, 1024), (96, 512, 512, 64), (96, 512, 64, 512), (4, 4096, 4096, 128)]
 

@@ -224,16 +224,7 @@ std::string MmaKLoop::engineRefusal(const Func &F, const MmaSchedule &S, const M
   return "";
 }
 
-std::string MmaKLoop::engineSchedule(const Func &F, const MmaContraction &M, bool Small,
-                                     MmaSchedule &S) {
-  // The small and split launches' blocks keep cp.async. With the
-  // engine's loop and no minimum of blocks in __launch_bounds__, ptxas
-  // gave the f16 examples' small kernels 80 registers and 12 bytes of
-  // spill (ptxas -v, sm_90); with one (min_blocks) none, and the engine
-  // then gained at several small blocks an SM but lost at one
-  // (bench/RESULTS.md): it needs a choice by the number of tiles.
-  if (Small)
-    return "the launch of small blocks keeps cp.async";
+std::string MmaKLoop::engineSchedule(const Func &F, const MmaContraction &M, MmaSchedule &S) {
   // The form that measured fastest on the H200 (bench/RESULTS.md).
   MmaSchedule E = S;
   if (!findKnob(F, "k_tile"))

@@ -48,8 +48,8 @@ public:
   /// S made the copy engine's where it can feed the loop of M in F: k
   /// tiles of 128-byte rows through 3 stages unless pinned, fewer stages
   /// to fit the shared memory. Returns why not ("" if it can; S is then
-  /// unchanged), Small for a launch of small blocks.
-  static std::string engineSchedule(const ir::Func &F, const MmaContraction &M, bool Small,
+  /// unchanged).
+  static std::string engineSchedule(const ir::Func &F, const MmaContraction &M,
                                     MmaSchedule &S);
   /// The loop over Tiles k tiles with every operand's tile filled by the
   /// bulk tensor copy engine, its stages tracked by the shared mbarrier

@@ -20,7 +20,9 @@ namespace tdsl::mma {
 /// The default launch and, where the sizes may give fewer output tiles
 /// than MmaFewTiles (skinny products, small batches), a second launch of
 /// MmaSmallBlock tiles for those sizes: with few tiles most SMs would sit
-/// idle. Where even those tiles are few and the k loop long, a third
+/// idle. On sm_90 that launch is two: by cp.async, and where its tiles
+/// fill the SMs twice or more, by the copy engine (MmaSmallEngineTiles).
+/// Where even those tiles are few and the k loop long, a third
 /// launch splits each tile's k loop over blocks, and a fourth adds their
 /// partials (passes/MmaSplitK.h). Where they may give many tiles of
 /// MmaLargeBlock (a plain product of 16-bit operands), a launch of those
@@ -31,8 +33,8 @@ namespace tdsl::mma {
 /// when the block or warp tile is pinned; only the launches that can run
 /// when the sizes are constants.
 std::vector<LaunchVariant> MmaTiler::variants(const Stmt &Nest, std::vector<Knob> &) {
-  Small = Split = Wide = Large = Wave = Half = false;
-  Few = SplitWhen = WideWhen = LargeWhen = WaveWhen = HalfWhen = nullptr;
+  Small = Split = Wide = Large = Wave = Half = SmallEngine = false;
+  Few = SplitWhen = WideWhen = LargeWhen = WaveWhen = HalfWhen = SmallEngineWhen = nullptr;
   Stmt Main = tile(Nest);
   if (Main == Nest)
     return {};
@@ -68,11 +70,54 @@ std::vector<LaunchVariant> MmaTiler::variants(const Stmt &Nest, std::vector<Knob
     return Out;
   std::optional<int64_t> SplitKnown = SplitWhen ? asConstInt(SplitWhen) : std::optional<int64_t>(0);
   if (!SplitKnown || !*SplitKnown) {
-    Stmt Second = Built(Small);
-    if (Second == Nest)
-      return {{"", Main}};
-    // Always few and never split: the small launch alone, unguarded.
-    Out.push_back({FewKnown && SplitKnown ? "" : "small", Second});
+    // On sm_90, where its tiles fill the SMs twice or more, the small
+    // launch by the copy engine (MmaSmallEngineTiles). It is built first:
+    // if its engine is refused, it is dropped with the names it took, and
+    // the launch by cp.async takes all the sizes as it would alone.
+    std::optional<LaunchVariant> ByEngine;
+    bool EngineAlways = false;
+    if (N.Batch.empty() && F.MinSM >= 90) {
+      MmaSchedule Sm = mmaSchedule(F, dtypeBytes(Sides[0].Op->Type));
+      fitSmall(Sm);
+      Expr When = simplifyExpr(le(c(MmaSmallEngineTiles), mul(ceilDiv(N.Row->Extent, Sm.BlockM),
+                                                             ceilDiv(N.Col->Extent, Sm.BlockN))));
+      std::optional<int64_t> Known = asConstInt(When);
+      if (!Known || *Known) {
+        const NameTable Before = Names;
+        EngineAlways = Known.has_value();
+        SmallEngineWhen = Known ? nullptr : When;
+        SmallEngine = true;
+        Stmt V = Built(Small);
+        SmallEngine = false;
+        if (V != Nest && Engine) {
+          ByEngine = LaunchVariant{"small_engine", V};
+          // Unless pinned: without a minimum ptxas gave its kernels spills.
+          if (!findKnob(F, "min_blocks")) {
+            Knob K;
+            K.Key = "min_blocks";
+            K.Ints = {MmaSmallMinBlocks};
+            K.SetBy = PassName;
+            ByEngine->Knobs.push_back(std::move(K));
+          }
+        } else {
+          Names = Before;
+          SmallEngineWhen = nullptr;
+          EngineAlways = false;
+        }
+      }
+    }
+    if (!EngineAlways) {
+      Stmt Second = Built(Small);
+      if (Second == Nest)
+        return {{"", Main}};
+      Out.push_back({FewKnown && SplitKnown && !ByEngine ? "" : "small", Second});
+    }
+    if (ByEngine) {
+      // Always few, never split, always the engine's: alone, unguarded.
+      if (FewKnown && SplitKnown && EngineAlways)
+        ByEngine->Suffix = "";
+      Out.push_back(*ByEngine);
+    }
   }
   if (!SplitKnown || *SplitKnown) {
     Stmt Third = Built(Split);
@@ -230,15 +275,32 @@ Stmt MmaTiler::place(Stmt Launch, bool WideTwice, bool GeneralTwice) {
                " k tiles or more, and the partials cost little beside the operands, the k loop " +
                "split over blocks: a launch of partials, then a launch that adds them");
   } else if (Small) {
-    Grid = gridWhen(gridWhen(Grid, Open(Few), true), SplitWhen ? Open(SplitWhen) : nullptr,
-                    false);
+    // The split's sizes give fewer small tiles than the engine's launch
+    // takes: that launch needs no test of them.
+    static_assert(MmaSplitMaxTiles <= MmaSmallEngineTiles);
+    Grid = gridWhen(gridWhen(Grid, Open(Few), true),
+                    SplitWhen && !SmallEngine ? Open(SplitWhen) : nullptr, false);
+    Grid = gridWhen(Grid, SmallEngineWhen, SmallEngine);
     Note += "; the launch for sizes of fewer than " + std::to_string(MmaFewTiles) +
             " output tiles of the default block, so that more SMs have one";
-    remark(PassName, Line,
-           "where the sizes give fewer than " + std::to_string(MmaFewTiles) +
-               " output tiles, a second launch: block tile " + std::to_string(S.BlockM) + "x" +
-               std::to_string(S.BlockN) + ", warp tile " + std::to_string(S.WarpM) + "x" +
-               std::to_string(S.WarpN) + ", " + std::to_string(S.Stages) + " stages");
+    std::string Tiles = "block tile " + std::to_string(S.BlockM) + "x" +
+                        std::to_string(S.BlockN) + ", warp tile " + std::to_string(S.WarpM) +
+                        "x" + std::to_string(S.WarpN) + ", " + std::to_string(S.Stages) +
+                        " stages";
+    if (SmallEngine && Engine) {
+      Note += ", of " + std::to_string(MmaSmallEngineTiles) + " of its tiles or more: " +
+              std::to_string(MmaSmallMinBlocks) + " blocks an SM asked of ptxas";
+      remark(PassName, Line,
+             "where the sizes give fewer than " + std::to_string(MmaFewTiles) +
+                 " output tiles and " + std::to_string(MmaSmallEngineTiles) +
+                 " small ones or more, a launch of small blocks filled by the copy engine: " +
+                 Tiles);
+    } else if (!SmallEngine) {
+      // (A build whose engine is refused is dropped: no remark.)
+      remark(PassName, Line,
+             "where the sizes give fewer than " + std::to_string(MmaFewTiles) +
+                 " output tiles, a second launch: " + Tiles);
+    }
   } else {
     if (Large)
       Grid = gridWhen(Grid, LargeWhen, true);

@@ -54,9 +54,12 @@ private:
   /// Large for the launches of a batched nest's long k loops and of many
   /// output tiles, with their tests (null: no such launch); Wave and Half
   /// for the launches of one wave of output tiles and of up to one and a
-  /// half, and their tests.
-  bool Small = false, Split = false, Wide = false, Large = false, Wave = false, Half = false;
-  Expr Few, SplitWhen, WideWhen, LargeWhen, WaveWhen, HalfWhen;
+  /// half, and their tests; SmallEngine for the small launch by the copy
+  /// engine, and SmallEngineWhen, its test among the small launch's sizes
+  /// (null: the small launch takes all of them).
+  bool Small = false, Split = false, Wide = false, Large = false, Wave = false, Half = false,
+       SmallEngine = false;
+  Expr Few, SplitWhen, WideWhen, LargeWhen, WaveWhen, HalfWhen, SmallEngineWhen;
   /// The split being built: its partials and second launch.
   std::optional<MmaSplitK> SplitK;
   /// What schedule() chose for the variant: the one launch (tiles pinned

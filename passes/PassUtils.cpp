@@ -295,7 +295,9 @@ void launchNestVariants(
         Name = Root + "_" + std::to_string(I);
       Taken.insert(Name);
       Stmt Body = ScopedNamer(F, Seen).mutate(V.Body);
-      Launches.push_back(launch(Name, Class, Body, Knobs, Nest->SrcLine));
+      std::vector<Knob> Own = Knobs;
+      Own.insert(Own.end(), V.Knobs.begin(), V.Knobs.end());
+      Launches.push_back(launch(Name, Class, Body, std::move(Own), Nest->SrcLine));
     }
     Stmt Out = Launches.size() == 1 ? Launches[0] : block(std::move(Launches), Nest->SrcLine);
     for (auto It = Temps.rbegin(); It != Temps.rend(); ++It)

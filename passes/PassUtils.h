@@ -92,6 +92,9 @@ struct LaunchVariant {
   /// split partials): allocated around all of the nest's launches, so
   /// their shapes must be empty at sizes where the variant does not run.
   std::vector<ir::Buffer> Temps = {};
+  /// Values the pass chose for this launch alone, beside those it chose
+  /// for all of the nest's launches (Knob::SetBy).
+  std::vector<ir::Knob> Knobs = {};
 };
 
 /// A variant's grid: Blocks where When is RunsWhen, else none (no When:

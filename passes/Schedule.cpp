@@ -93,7 +93,8 @@ const std::vector<KnobSpec> &knobSpecs() {
        "on sm_90 (every --arch), the operands' k tiles come by the bulk tensor copy engine: "
        "k tiles of 128 bytes a row in the engine's swizzle, three stages, one thread issuing "
        "the copies, each warp releasing a stage once it has read it, no block barrier in the k "
-       "loop (auto, default, where the tensors allow it); off: 16-byte cp.async by every thread"},
+       "loop (auto, default, where the tensors allow it; the few_tiles launch where its tiles "
+       "number 264 or more, in a launch of its own); off: 16-byte cp.async by every thread"},
       {"block_order", "tile-mma", "rows | grouped",
        "the order of output tiles over the grid: row by row, or in groups of 8 block rows "
        "that share B tiles in L2 (default grouped)"},

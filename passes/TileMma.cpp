@@ -30,11 +30,22 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
   GS = S;
   // A batched nest takes it in its launch for long k loops only: at k =
   // 64 (attention's shapes) the engine's fixed cost per block measured
-  // slower than cp.async on the H200 (bench/RESULTS.md).
-  NoEngine =
-      !N.Batch.empty() && !LongK && !Small && !Split
-          ? "a batched launch for short k loops keeps cp.async"
-          : MmaKLoop::engineSchedule(F, M, Small || Split, S);
+  // slower than cp.async on the H200 (bench/RESULTS.md). The split
+  // launch's blocks keep cp.async, and so do the small launch's where its
+  // tiles are few (MmaSmallEngineTiles) or batched.
+  if (Split || (Small && !N.Batch.empty())) {
+    NoEngine = "the launch of small blocks keeps cp.async";
+  } else if (!N.Batch.empty() && !LongK) {
+    NoEngine = "a batched launch for short k loops keeps cp.async";
+  } else {
+    MmaSchedule E = S;
+    NoEngine = MmaKLoop::engineSchedule(F, M, E);
+    if (NoEngine.empty() && Small && !SmallEngine)
+      NoEngine = "the launch of small blocks keeps cp.async where the sizes give fewer than " +
+                 std::to_string(MmaSmallEngineTiles) + " of its tiles";
+    else if (NoEngine.empty())
+      S = E;
+  }
   Engine = NoEngine.empty();
   auto TileBytes = [&] { return std::max(mmaTileBytes(M, S), mmaTileBytes(M, GS)); };
 

@@ -40,7 +40,9 @@
 //   holds its part of every accumulator. Where the sizes are open and
 //   may give fewer than MmaFewTiles output tiles, the nest is written as
 //   two launches, the second (NAME_small) of MmaSmallBlock tiles, each
-//   with a grid that is empty at the other's sizes (few_tiles); where
+//   with a grid that is empty at the other's sizes (few_tiles); on sm_90,
+//   where those small tiles are MmaSmallEngineTiles or more, a third
+//   (NAME_small_engine) fills them by the copy engine; where
 //   fewer still with a long k loop, two more split the k loop over blocks
 //   (NAME_split, NAME_split_sum; passes/MmaSplitK.h, split_k). A batched
 //   nest's default block takes 64x32 warps, and 64x64 in a launch of its
@@ -89,6 +91,15 @@ constexpr int64_t MmaFewTiles = 128;
 /// That launch's block and warp tiles.
 constexpr int64_t MmaSmallBlock[2] = {64, 64};
 constexpr int64_t MmaSmallWarp[2] = {32, 32};
+/// On sm_90, sizes that give at least this many tiles of MmaSmallBlock
+/// (two an H200 SM) fill that launch's stages by the copy engine, in a
+/// launch of its own where the sizes are open (NAME_small_engine), which
+/// asks ptxas for MmaSmallMinBlocks resident blocks an SM: without a
+/// minimum it gave the engine's small kernels spills. With one block an SM
+/// and a long k loop the engine measured slower than cp.async
+/// (bench/RESULTS.md), so fewer tiles keep cp.async.
+constexpr int64_t MmaSmallEngineTiles = 264;
+constexpr int64_t MmaSmallMinBlocks = 3;
 /// Sizes that give at least MmaLargeTiles tiles of MmaLargeBlock (about
 /// three waves of an H200's SMs, one such block each) take that block: the
 /// same 64x64 warps, twice as many a block, so each k tile's copies serve
