@@ -5,11 +5,13 @@ cross-entropy is checked on rows the suite does not hold (vocabularies of
 32000, 50257 and 128256 words, 393216-wide rows, 64-wide ones).
 
     python3 bench/row_sweep.py [--base KEY=VALUE,...] [--new KEY=VALUE,...]
-        [--arch sm_90] [--out DIR] [--quick] [--only softmax,cross_entropy]
+        [--base-tdslc PATH] [--new-tdslc PATH] [--arch sm_90] [--out DIR] [--quick]
+        [--only softmax,cross_entropy]
 
 bench/suite's softmax and cross_entropy are compiled twice by the tdsl
 package, with the knobs of --base and of --new pinned (default: base
-online_softmax=off, new none), and called on the same f16 tensors (uniform
+online_softmax=off, new none), each by its own tdslc where --base-tdslc and
+--new-tdslc name two builds, and called on the same f16 tensors (uniform
 [-4, 4)). First, rows with -inf (a whole row, all but one element, half,
 every third) against torch, NaNs included, for both. Then per shape: the
 fraction of the copy's speed (torch's Y.copy_(X) over the kernel's time;
@@ -24,7 +26,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "python"))
 sys.path.insert(0, os.path.join(REPO, "bench"))
 import tdsl  # noqa: E402
-from schedule_sweep import knobs, median_ms, sweep_parser  # noqa: E402
+from schedule_sweep import compile_with, knobs, median_ms, sweep_parser  # noqa: E402
 
 try:
     import torch
@@ -37,9 +39,9 @@ SHAPES = [(8192, 8192), (2048, 32000), (128, 131072), (262144, 64), (4096, 50257
 KERNELS = ("softmax", "cross_entropy")
 
 
-def build(variants, arch, out, only):
-    return {(k, v): tdsl.compile(os.path.join(REPO, "bench", "suite", k + ".tdsl"), arch=arch,
-                                 schedule=pins, cache_dir=out)
+def build(variants, tdslcs, arch, out, only):
+    return {(k, v): compile_with(tdslcs[v], os.path.join(REPO, "bench", "suite", k + ".tdsl"),
+                                 arch=arch, schedule=pins, cache_dir=out)
             for k in only for v, pins in variants.items()}
 
 
@@ -78,7 +80,8 @@ def main():
     if torch is None or not torch.cuda.is_available():
         print("row_sweep: no torch with a CUDA device here; nothing measured")
         return 0
-    mods = build(variants, args.arch, args.out, only)
+    mods = build(variants, {"base": args.base_tdslc, "new": args.new_tdslc}, args.arch, args.out,
+                 only)
     torch.manual_seed(0)
     bad = masked_rows(mods, variants, only)
     print("rows with -inf: " + ("match torch" if not bad else "MISMATCH " + ", ".join(bad)))

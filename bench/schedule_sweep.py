@@ -4,12 +4,13 @@ matmul (cuBLAS) as the peer of both in the same run: how a change of default
 is checked on shapes the suite does not hold (skinny, wide, MLP-sized).
 
     python3 bench/schedule_sweep.py [--base KEY=VALUE,...] [--new KEY=VALUE,...]
-        [--arch sm_90] [--out DIR] [--quick]
+        [--base-tdslc PATH] [--new-tdslc PATH] [--arch sm_90] [--out DIR] [--quick]
 
 Each suite kernel (bench/suite: gemm_f16 over 25 shapes, gemm_bf16, gemm_tf32,
 gemm_i8, bgemm_f16 over 4, gemm_bias_gelu, gated_mlp at T = 4096 and 16) is
 compiled twice by the tdsl package, with the knobs of --base and of --new pinned (default: base
-double_buffer=off, new none: tdslc's own choice), and called on the same
+double_buffer=off, new none: tdslc's own choice), each by its own tdslc where
+--base-tdslc and --new-tdslc name two builds, and called on the same
 torch tensors as the peer. Times are medians of 5 runs of 20 back-to-back
 launches (CUDA events); each row gives peer ms / tdslc ms for both and their
 ratio. A relative error over 2e-2 against the peer marks the row BAD.
@@ -73,6 +74,21 @@ def median_ms(fn, reps=20):
     return sorted(times)[len(times) // 2]
 
 
+def compile_with(tdslc, *args, **kwargs):
+    """tdsl.compile by tdslc (None: the package's own), which the cache key
+    tells apart by its bytes."""
+    saved = os.environ.get("TDSL_TDSLC")
+    if tdslc:
+        os.environ["TDSL_TDSLC"] = os.path.abspath(tdslc)
+    try:
+        return tdsl.compile(*args, **kwargs)
+    finally:
+        if saved is None:
+            os.environ.pop("TDSL_TDSLC", None)
+        else:
+            os.environ["TDSL_TDSLC"] = saved
+
+
 def cases(quick):
     def rand(*shape, dtype=torch.float16):
         if dtype == torch.int8:
@@ -106,6 +122,11 @@ def sweep_parser(base, out, quick):
     ap = argparse.ArgumentParser()
     ap.add_argument("--base", default=base)
     ap.add_argument("--new", default="")
+    ap.add_argument("--base-tdslc", default=None,
+                    help="the tdslc that compiles base (default: the tdsl package's own); with "
+                    "--new-tdslc, two builds compared (their runtimes beside them: PREFIX/bin, "
+                    "PREFIX/lib, as `cmake --install` lays them out)")
+    ap.add_argument("--new-tdslc", default=None, help="the tdslc that compiles new")
     ap.add_argument("--arch", default=None, help="default: the GPU's own")
     ap.add_argument("--out", default=os.path.join(REPO, "build", out))
     ap.add_argument("--quick", action="store_true", help=quick)
@@ -120,14 +141,17 @@ def main():
     torch.backends.cuda.matmul.allow_tf32 = True
     torch.manual_seed(0)
     variants = {"base": knobs(args.base), "new": knobs(args.new)}
+    tdslcs = {"base": args.base_tdslc, "new": args.new_tdslc}
     built = {}
-    print(f"base: {args.base or '(no pins)'}; new: {args.new or '(no pins)'}")
+    print(f"base: {args.base or '(no pins)'} by {args.base_tdslc or 'tdslc'}; "
+          f"new: {args.new or '(no pins)'} by {args.new_tdslc or 'tdslc'}")
     print("| kernel | shape | peer ms | base | new | new / base |")
     print("|---|---|---|---|---|---|")
     for name, inputs, peer, shape in cases(args.quick):
         for v, pins in variants.items():
             if (name, v) not in built:
-                built[(name, v)] = tdsl.compile(os.path.join(REPO, "bench", "suite", name + ".tdsl"),
+                built[(name, v)] = compile_with(tdslcs[v],
+                                                os.path.join(REPO, "bench", "suite", name + ".tdsl"),
                                                 arch=args.arch, schedule=pins, cache_dir=args.out)
         ref = peer(*inputs).double()
         peer_ms = median_ms(lambda: peer(*inputs))
