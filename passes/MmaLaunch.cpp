@@ -288,8 +288,9 @@ Stmt MmaTiler::place(Stmt Launch, bool WideTwice, bool GeneralTwice) {
                         "x" + std::to_string(S.WarpN) + ", " + std::to_string(S.Stages) +
                         " stages";
     if (SmallEngine && Engine) {
-      Note += ", of " + std::to_string(MmaSmallEngineTiles) + " of its tiles or more: " +
-              std::to_string(MmaSmallMinBlocks) + " blocks an SM asked of ptxas";
+      Note += ", of " + std::to_string(MmaSmallEngineTiles) + " of its tiles or more";
+      if (!findKnob(F, "min_blocks"))
+        Note += ": " + std::to_string(MmaSmallMinBlocks) + " blocks an SM asked of ptxas";
       remark(PassName, Line,
              "where the sizes give fewer than " + std::to_string(MmaFewTiles) +
                  " output tiles and " + std::to_string(MmaSmallEngineTiles) +
