@@ -7,6 +7,7 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
 
+#include <algorithm>
 #include <string>
 
 namespace tdsl {
@@ -471,9 +472,10 @@ std::vector<ScheduleProblem> checkSchedule(const Func &F) {
         Keys += (Keys.empty() ? "" : ", ") + std::string(S.Key);
       Problems.push_back({K.Key, K.Line, "unknown key (the keys: " + Keys + ")"});
     }
-  contractionSchedule(F, 4, &Problems);
-  // The tensor-core limits depend on the operands' size: checked for each
-  // size F's contractions use (16-bit when it has none), each problem once.
+  // The shared tiles' bytes depend on the operands' size: the CUDA-core
+  // limits are checked for the widest F's contractions use (4 bytes when
+  // it has none), the tensor-core ones for each size they use (16-bit
+  // when none), each problem once.
   struct OperandSizes : IRVisitor {
     std::vector<int64_t> Sizes;
     void visitStmt(const Stmt &S) {
@@ -495,6 +497,7 @@ std::vector<ScheduleProblem> checkSchedule(const Func &F) {
   if (F.Body)
     W.visitStmt(F.Body);
   std::vector<int64_t> &Sizes = W.Sizes;
+  contractionSchedule(F, Sizes.empty() ? 4 : *std::max_element(Sizes.begin(), Sizes.end()), &Problems);
   if (Sizes.empty())
     Sizes.push_back(2);
   for (int64_t Bytes : Sizes) {
