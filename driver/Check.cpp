@@ -25,6 +25,7 @@
 
 #include <cmath>
 #include <random>
+#include <set>
 
 namespace tdsl {
 
@@ -60,8 +61,23 @@ std::string parseSizes(llvm::StringRef Text, CheckOptions &Opts) {
     if (Name.empty() || Value.getAsInteger(10, V) || V < 1 || V > MaxSize)
       return ("invalid size '" + P + "': expected NAME=INTEGER with INTEGER from 1 to 2^40")
           .str();
-    Opts.Sizes[Name.str()] = V;
+    if (!Opts.Sizes.emplace(Name.str(), V).second)
+      return ("--sizes gives '" + Name + "' twice").str();
   }
+  return "";
+}
+
+std::string unusedSizes(const ast::Module &M, const CheckOptions &Opts) {
+  // A misspelt name (k for K) would otherwise leave its size to the
+  // default one without a word.
+  std::set<std::string> Known;
+  for (const auto &K : M.Kernels)
+    Known.insert(K->SizeSymbols.begin(), K->SizeSymbols.end());
+  for (const auto &[Name, V] : Opts.Sizes)
+    if (!Known.count(Name))
+      return "--sizes names '" + Name + "', which is not a size of any kernel here" +
+             (Known.empty() ? std::string(" (they have none)")
+                            : " (the sizes: " + llvm::join(Known, ", ") + ")");
   return "";
 }
 

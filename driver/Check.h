@@ -55,6 +55,10 @@ struct CheckOptions {
 /// message, or the empty string.
 std::string parseSizes(llvm::StringRef Text, CheckOptions &Opts);
 
+/// An error message if Opts names a size that no kernel of M has, else
+/// the empty string.
+std::string unusedSizes(const ast::Module &M, const CheckOptions &Opts);
+
 /// Prints one line per kernel and stage to OS; returns true only if every
 /// stage of every kernel matched the reference.
 bool runCheck(const ast::Module &M, const CheckOptions &Opts, llvm::raw_ostream &OS,

@@ -704,6 +704,10 @@ int main(int Argc, char **Argv) {
   // the IR on.
   if (Kind != EmitKind::AST && Kind != EmitKind::Signature && !schedulesValid(*M, Diags))
     return 1;
+  if (std::string Problem = unusedSizes(*M, CheckOpts); !Problem.empty()) {
+    errs() << "tdslc: error: " << Problem << "\n";
+    return 1;
+  }
 
   if (!DumpIO.empty()) {
     CheckOpts.Seed = Seed;
