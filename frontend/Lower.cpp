@@ -411,6 +411,34 @@ private:
     return A;
   }
 
+  /// The order of S's output loops: its indices as written, but where S
+  /// sums a product of several tensors, the indices every tensor it reads
+  /// uses (a batch) first, where two others remain: the tile passes take
+  /// the batch loops outermost, so C[m, b, n] += A[m, b, k] * B[k, b, n]
+  /// runs b, m, n (attention's O[b, s, h, d] += P[b, h, s, t] * V[b, t, h,
+  /// d] b, h, s, d). Each loop keeps its name: the stores are unchanged.
+  static std::vector<std::string> loopOrder(const ast::Stmt &S) {
+    if (S.Reduced.empty())
+      return S.Indices;
+    std::vector<const ast::Expr *> Reads;
+    ast::forEachExpr(*S.Value, [&](const ast::Expr &X) {
+      if (X.Kind == ast::ExprKind::Access)
+        Reads.push_back(&X);
+    });
+    if (Reads.size() < 2)
+      return S.Indices;
+    std::vector<std::string> Batch, Rest;
+    for (const std::string &I : S.Indices)
+      (llvm::all_of(Reads, [&](const ast::Expr *R) { return ast::usesIndex(*R, {I}); })
+           ? Batch
+           : Rest)
+          .push_back(I);
+    if (Batch.empty() || Rest.size() < 2)
+      return S.Indices;
+    llvm::append_range(Batch, Rest);
+    return Batch;
+  }
+
   Stmt lowerStmt(const ast::Stmt &S) {
     unsigned Line = LineOf(S.Loc);
     const ast::Tensor &T = *S.Target;
@@ -455,7 +483,8 @@ private:
       for (auto It = Accs.rbegin(); It != Accs.rend(); ++It)
         Inner = allocate(std::move(It->Buf), Inner, Line);
     }
-    for (auto It = S.Indices.rbegin(); It != S.Indices.rend(); ++It)
+    std::vector<std::string> Order = loopOrder(S);
+    for (auto It = Order.rbegin(); It != Order.rend(); ++It)
       Inner = forLoop(*It, intImm(0), affineToIR(S.Ranges.at(*It)), ForKind::Serial, Inner,
                       Line);
     return Inner;
