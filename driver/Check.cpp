@@ -24,6 +24,7 @@
 #include "llvm/Support/Path.h"
 
 #include <cmath>
+#include <cstdio>
 #include <random>
 #include <set>
 
@@ -195,6 +196,14 @@ std::string indexString(const std::vector<int64_t> &Shape, int64_t Flat) {
   return S + "]";
 }
 
+/// V with the digits that tell it apart (9 significant: an f32 exactly),
+/// so that a mismatch of small values does not read "0.00, expected 0.00".
+std::string exactString(double V) {
+  char Buf[40];
+  std::snprintf(Buf, sizeof(Buf), "%.9g", V);
+  return Buf;
+}
+
 /// |out - ref| <= tol * (|ref| + mean |ref|): relative where values are
 /// large, absolute (on the output's own scale) where they cancel to ~0.
 void compare(const std::string &Name, const ir::TensorData &Ref, const ir::TensorData &Out,
@@ -222,8 +231,8 @@ void compare(const std::string &Name, const ir::TensorData &Ref, const ir::Tenso
     if (!Match && C.Ok) {
       C.Ok = false;
       C.Where = Name + indexString(Ref.Shape, static_cast<int64_t>(I)) + " = " +
-                llvm::formatv("{0:g}", O).str() + ", expected " +
-                llvm::formatv("{0:g}", R).str();
+                exactString(O) + ", expected " +
+                exactString(R);
     }
   }
 }
@@ -240,8 +249,8 @@ std::string bitDifference(const std::map<std::string, ir::TensorData> &Naive,
                   (A == B && std::signbit(A) == std::signbit(B));
       if (!Same)
         return "not bit-exact: " + Name + indexString(N.Shape, static_cast<int64_t>(I)) +
-               " = " + llvm::formatv("{0:g}", B).str() + ", the naive stage gave " +
-               llvm::formatv("{0:g}", A).str();
+               " = " + exactString(B) + ", the naive stage gave " +
+               exactString(A);
     }
   }
   return "";

@@ -731,7 +731,21 @@ int main(int Argc, char **Argv) {
     std::vector<Remark> Collected;
     if (Remarks)
       setRemarkHandler([&](const Remark &R) { Collected.push_back(R); });
-    int Rc = writeOutput([&](raw_ostream &OS) { Ok = runCheck(*M, CheckOpts, OS, errs()); });
+    // Into a file (or -o /dev/null), a failing stage would go unseen: its
+    // lines and the count are also printed to stderr.
+    std::string Report;
+    raw_string_ostream ReportOS(Report);
+    int Rc = writeOutput([&](raw_ostream &OS) {
+      Ok = runCheck(*M, CheckOpts, OutputFilename == "-" ? OS : ReportOS, errs());
+      OS << Report;
+    });
+    if (!Ok && OutputFilename != "-") {
+      SmallVector<StringRef, 16> Lines;
+      StringRef(Report).split(Lines, '\n', -1, /*KeepEmpty=*/false);
+      for (StringRef L : Lines)
+        if (L.contains(" FAIL") || L.contains(" failed"))
+          errs() << L << "\n";
+    }
     setRemarkHandler(nullptr);
     printRemarks(Collected, Diags, BufferID);
     return Rc ? Rc : (Ok ? 0 : 1);
