@@ -85,6 +85,30 @@ void productFactors(const Expr &E, std::vector<const Expr *> &Out) {
   Out.push_back(&E);
 }
 
+ScaledProduct scaledProduct(const Expr &E) {
+  ScaledProduct P;
+  const Expr *X = &E;
+  std::vector<const Expr *> Divisors;
+  while (true) {
+    if (X->Kind == ExprKind::Unary && static_cast<const Unary &>(*X).Op == UnaryOp::Neg) {
+      P.Negated = !P.Negated;
+      X = static_cast<const Unary &>(*X).Operand.get();
+      continue;
+    }
+    if (X->Kind == ExprKind::Binary && static_cast<const Binary &>(*X).Op == BinaryOp::Div) {
+      const auto &B = static_cast<const Binary &>(*X);
+      Divisors.push_back(B.RHS.get());
+      X = B.LHS.get();
+      continue;
+    }
+    break;
+  }
+  // Innermost first: (A * B / s) / t divides by s, then by t.
+  P.Divisors.assign(Divisors.rbegin(), Divisors.rend());
+  P.Core = X;
+  return P;
+}
+
 void forEachExpr(const Expr &E, const std::function<void(const Expr &)> &Fn) {
   Fn(E);
   switch (E.Kind) {

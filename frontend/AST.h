@@ -205,6 +205,16 @@ struct Kernel {
 /// nodes all compute in one type (no conversion between them), left to
 /// right; E itself when it is no product.
 void productFactors(const Expr &E, std::vector<const Expr *> &Out);
+
+/// E read as Sign * (P) / D1 / D2 ...: P the product productFactors sees
+/// (Core), Divisors the Di, and Negated for an odd number of leading
+/// negations. -(A * B) / s gives Core A * B, Divisors {s}, Negated.
+struct ScaledProduct {
+  const Expr *Core = nullptr;
+  std::vector<const Expr *> Divisors;
+  bool Negated = false;
+};
+ScaledProduct scaledProduct(const Expr &E);
 /// Calls Fn on E and on every expression inside it, outermost first, left
 /// to right (subscripts of an access included).
 void forEachExpr(const Expr &E, const std::function<void(const Expr &)> &Fn);

@@ -376,9 +376,12 @@ private:
     Expr Term = lowerAs(Acc, *S.Value), Result = AccRef;
     if (Plan.FactorsOut.count(S.TargetName)) {
       // The factors without a reduced index multiply the sum once.
+      // So do the divisors and the sign of Sign * (P) / D1 ...
+      // (graph/Fuse.cpp took only divisors free of the reduced indices).
+      ast::ScaledProduct SP = ast::scaledProduct(*S.Value);
       std::vector<const ast::Expr *> Fs;
-      ast::productFactors(*S.Value, Fs);
-      DType OT = static_cast<const ast::Binary &>(*S.Value).OperandType;
+      ast::productFactors(*SP.Core, Fs);
+      DType OT = static_cast<const ast::Binary &>(*SP.Core).OperandType;
       Expr In, Out;
       for (const ast::Expr *F : Fs) {
         Expr V = lowerAs(OT, *F);
@@ -386,7 +389,12 @@ private:
         P = P ? binary(BinaryOp::Mul, P, V) : V;
       }
       Term = as(Acc, In);
-      Result = binary(BinaryOp::Mul, AccRef, as(Acc, Out));
+      if (Out)
+        Result = binary(BinaryOp::Mul, AccRef, as(Acc, Out));
+      for (const ast::Expr *D : SP.Divisors)
+        Result = binary(BinaryOp::Div, Result, lowerAs(Acc, *D));
+      if (SP.Negated)
+        Result = unary(UnaryOp::Neg, Result);
     }
     if (&S != &Into) {
       // By position (a sibling's index may be called as one of Into's).

@@ -7,6 +7,7 @@
 #include "passes/PassUtils.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 
 #include <map>
 
@@ -186,20 +187,37 @@ FusionPlan planFusion(const KernelGraph &G, const FusionOptions &O) {
     for (const Node &Nd : G.Nodes) {
       if (Nd.Class != NodeClass::Contraction)
         continue;
+      // Divisors and a sign come out too (A * B / s sums A * B), in
+      // floating point: an integer quotient does not distribute.
+      ast::ScaledProduct SP = ast::scaledProduct(*Nd.S->Value);
+      if (llvm::any_of(SP.Divisors,
+                       [&](const ast::Expr *D) { return ast::usesIndex(*D, Nd.Reduced); }) ||
+          (!SP.Divisors.empty() && !isFloat(Nd.S->Target->Type)))
+        continue;
       std::vector<const ast::Expr *> Fs;
-      ast::productFactors(*Nd.S->Value, Fs);
+      ast::productFactors(*SP.Core, Fs);
       unsigned Bound = 0;
       for (const ast::Expr *F : Fs)
         Bound += ast::usesIndex(*F, Nd.Reduced);
-      if (Bound == Fs.size() || Bound < 2)
+      const bool Scaled = !SP.Divisors.empty() || SP.Negated;
+      if ((Bound == Fs.size() && !Scaled) || Bound < 2)
         continue;
       std::string Red;
       for (const std::string &R : Nd.Reduced)
         Red += (Red.empty() ? "" : ", ") + R;
+      std::vector<std::string> Then;
+      if (Fs.size() > Bound)
+        Then.push_back("multiplies the sum by the " + std::to_string(Fs.size() - Bound) +
+                       " others");
+      if (!SP.Divisors.empty())
+        Then.push_back(std::string(Then.empty() ? "divides the sum" : "divides it") + " by " +
+                       std::to_string(SP.Divisors.size()) + " divisor" +
+                       (SP.Divisors.size() > 1 ? "s" : ""));
+      if (SP.Negated)
+        Then.push_back(Then.empty() ? "negates the sum" : "negates it");
       P.Lower.FactorsOut.insert(Nd.target());
       P.Why[Nd.Id] = "sums the product of its " + std::to_string(Bound) + " factors that use " +
-                     Red + ", and multiplies the sum by the " +
-                     std::to_string(Fs.size() - Bound) + " others once per output";
+                     Red + ", and " + llvm::join(Then, ", then ") + " once per output";
     }
   // Why the epilogue rule has nothing to ask of a contraction and its
   // siblings (Members), or "": each must write an intermediate that

@@ -79,8 +79,12 @@ NodeClass classify(const Stmt &S) {
     // d[r, c] * d[r, c], a row reduction of a square). An operand is a
     // read, or a function of reads that all use the same output indices
     // (relu(A[m, k]), which the prologue rule computes first).
+    // (Divided by values free of the reduced indices, or negated, it is
+    // still one: the factor rule takes those out of the sum.)
     std::vector<const Expr *> Fs;
-    factors(*S.Value, Fs);
+    ScaledProduct SP = scaledProduct(*S.Value);
+    bool Free = llvm::none_of(SP.Divisors, [&](const Expr *D) { return usesIndex(*D, S.Reduced); });
+    factors(Free ? *SP.Core : *S.Value, Fs);
     std::vector<std::vector<std::string>> Sides;
     for (const Expr *F : Fs) {
       std::vector<Read> Reads;

@@ -49,7 +49,8 @@ const std::vector<KnobSpec> &knobSpecs() {
        "(default on)"},
       {"fuse_factor", "fuse", "on | off",
        "multiply a contraction's sum by its factors free of the reduced indices once per output "
-       "(alpha * A * B), so it tiles like a plain GEMM (default on)"},
+       "(alpha * A * B), and divide it by such divisors and negate it likewise (A * B / s, "
+       "-(A * B); floats only), so it tiles like a plain GEMM (default on)"},
       {"fuse_prologue", "fuse", "on | off",
        "compute a contraction's operand that is a function of a tile operand (relu(A), A * s[k], "
        "f16(Aq)) first, in a launch of its own, so it tiles two plain operands (default on)"},
