@@ -79,9 +79,11 @@ PrologueChoice choosePrologue(const Node &N, bool FactoredOut) {
     return C;
   for (const auto *Side : {&Row, &Col})
     if (!plainRead(*Side)) {
+      // (A factor of indices alone, (k <= i), reads nothing to name.)
       std::string Reads;
       for (const ast::Expr *F : *Side)
-        Reads += (Reads.empty() ? "" : ", ") + readsOf(*F);
+        if (std::string R = readsOf(*F); !R.empty())
+          Reads += (Reads.empty() ? "" : ", ") + R;
       C.Staged.push_back(Reads);
     }
   return C;

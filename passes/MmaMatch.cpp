@@ -57,7 +57,16 @@ bool matchProduct(const char *Pass, bool On, const Stmt &Nest, const Contraction
   Expr Prod = Sum.B;
   if (Sum.A->Kind != ExprKind::Load || static_cast<const LoadNode &>(*Sum.A).Buffer != Acc.Name)
     Prod = Sum.A;
-  if (Prod->Kind != ExprKind::Binary || static_cast<const BinaryNode &>(*Prod).Op != BinaryOp::Mul)
+  auto IsMul = [](const Expr &E) {
+    return E->Kind == ExprKind::Binary && static_cast<const BinaryNode &>(*E).Op == BinaryOp::Mul;
+  };
+  // An integer product summed as a float: f32(i32(A) * i32(B)).
+  if (Prod->Kind == ExprKind::Cast && IsMul(static_cast<const CastNode &>(*Prod).A))
+    return declineMma(Pass, On, Nest,
+                      "the product is converted to " + std::string(dtypeName(Prod->Type)) +
+                          " before it is summed (i8 products sum into i32: an i32 "
+                          "intermediate converted after the sum is taken)");
+  if (!IsMul(Prod))
     return declineMma(Pass, On, Nest, "the update is not the accumulator plus one product");
   const auto &P = static_cast<const BinaryNode &>(*Prod);
   Expr LA, LB;
