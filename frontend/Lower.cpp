@@ -458,6 +458,15 @@ private:
     if (S.Reduced.empty() && S.Op == ast::AssignOp::Assign) {
       Inner = store(T.Name, storageIndices(T, LhsIdx), lowerAs(T.Type, *S.Value),
                     Line);
+    } else if (S.Reduced.empty() && siblingsOf(S).empty() &&
+               !Plan.Epilogues.count(S.TargetName)) {
+      // With no reduced index a reducing operator converts the value
+      // through the accumulation type (dsl/LANGUAGE.md, section 7): one
+      // store, no accumulator, so the map passes take it.
+      DType Acc = arithmeticType(T.Type);
+      Inner = store(T.Name, storageIndices(T, LhsIdx),
+                    cast(T.Type, combine(S.Op, reductionIdentity(S.Op, Acc), lowerAs(Acc, *S.Value))),
+                    Line);
     } else {
       // S's accumulator, and one per sibling computed beside it.
       std::vector<const ast::Stmt *> Members = {&S};
