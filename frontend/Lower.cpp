@@ -317,35 +317,43 @@ private:
 
   /// The stores of the epilogue maps of contraction S and its siblings
   /// (Members, S first), from their results Results (accumulators as f32
-  /// or the accumulation type, at S's indices): each map's value with each
-  /// intermediate read as its result converted to the intermediate's dtype
-  /// (as its store did), at S's indices.
+  /// or the accumulation type, at S's indices): a member that is an
+  /// output, its result converted to its dtype; then each map's value
+  /// with each member, and each map before it, read as its value
+  /// converted to its dtype (as its store did), at the indices of S the
+  /// plan names.
   std::vector<Stmt> epilogueStores(const ast::Stmt &S, const std::vector<const ast::Stmt *> &Members,
                                    const std::vector<Expr> &Results,
                                    const std::vector<const ast::Stmt *> &Maps) {
     std::vector<Stmt> Out;
-    for (size_t M = 0; M < Members.size(); ++M)
-      EpilogueValues[Members[M]->Target] = cast(Members[M]->Target->Type, Results[M]);
+    std::vector<Expr> Here;
+    for (const std::string &I : S.Indices)
+      Here.push_back(var(I));
+    for (size_t M = 0; M < Members.size(); ++M) {
+      const ast::Tensor &T = *Members[M]->Target;
+      EpilogueValues[&T] = cast(T.Type, Results[M]);
+      if (T.Role == ast::TensorRole::Output)
+        Out.push_back(
+            store(T.Name, storageIndices(T, Here), EpilogueValues[&T], LineOf(Members[M]->Loc)));
+    }
+    // The maps' values are built over fresh names for S's indices, so that
+    // a value taken into a later map is not renamed with that map's
+    // indices; the names become S's at the end.
+    std::vector<std::string> Fresh;
+    for (const std::string &I : S.Indices)
+      Fresh.push_back(freshName(I + "_epi"));
     for (const ast::Stmt *C : Maps) {
       const ast::Tensor &T = *C->Target;
-      Expr V = lowerAs(T.Type, *C->Value);
-      // The map's index that reads S's d-th index becomes that index.
-      std::map<std::string, std::string> Rename;
-      ast::forEachExpr(*C->Value, [&](const ast::Expr &E) {
-        if (E.Kind != ast::ExprKind::Access)
-          return;
-        const auto &A = static_cast<const ast::Access &>(E);
-        if (EpilogueValues.count(A.Target))
-          for (size_t D = 0; D < A.AffineSubs.size(); ++D)
-            Rename[A.AffineSubs[D].Coeffs.begin()->first] = S.Indices[D];
-      });
       std::vector<Expr> Idx;
-      for (const std::string &I : C->Indices)
-        Idx.push_back(var(Rename.at(I)));
-      V = renamed(V, C->Indices, Idx, "_epi");
+      for (unsigned D : Plan.EpilogueAt.at(C))
+        Idx.push_back(var(Fresh[D]));
+      Expr V = renamed(lowerAs(T.Type, *C->Value), C->Indices, Idx, "_epi");
+      EpilogueValues[&T] = V;
       Out.push_back(store(T.Name, storageIndices(T, Idx), V, LineOf(C->Loc)));
     }
     EpilogueValues.clear();
+    for (Stmt &St : Out)
+      St = renamed(St, Fresh, Here, "_at");
     return Out;
   }
 

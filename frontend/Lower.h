@@ -38,10 +38,14 @@ struct LowerPlan {
   std::set<std::string> Inlined;
   /// Contraction epilogues: for the intermediate a contraction writes, the
   /// maps that read it (at its own indices) computed in its nest on the
-  /// accumulator instead; the intermediate is never stored, and each map
-  /// leaves its own place.
+  /// accumulator instead; the intermediate is never stored (an output
+  /// is), and each map leaves its own place.
   std::map<std::string, std::vector<const ast::Stmt *>> Epilogues;
   std::set<std::string> InEpilogue; ///< the targets of those maps
+  /// Per epilogue map: for each of its output indices, the position of
+  /// the contraction's output index it runs at. A map may read the
+  /// results of those before it, which it takes as their values.
+  std::map<const ast::Stmt *, std::vector<unsigned>> EpilogueAt;
   /// Sibling contractions (graph/Siblings.h): for the first one's
   /// intermediate, the later contractions computed in its nest, each with
   /// its own accumulator, their indices renamed to the first's by

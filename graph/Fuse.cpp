@@ -219,24 +219,15 @@ FusionPlan planFusion(const KernelGraph &G, const FusionOptions &O) {
       P.Why[Nd.Id] = "sums the product of its " + std::to_string(Bound) + " factors that use " +
                      Red + ", and " + llvm::join(Then, ", then ") + " once per output";
     }
-  // Why the epilogue rule has nothing to ask of a contraction and its
-  // siblings (Members), or "": each must write an intermediate that
-  // something reads.
-  auto NotAsked = [&](const std::vector<unsigned> &Members) -> std::string {
-    for (unsigned M : Members)
-      if (!G.Nodes[M].writesIntermediate())
-        return "'" + G.Nodes[M].target() + "' is an output";
-    if (consumersOf(G, Members).empty())
-      return "nothing reads their results";
-    return "";
-  };
-  // Whether the epilogue rule applies to them: "" if it does, else why not.
+  // Whether the epilogue rule applies to a contraction and its siblings
+  // (Members): "" if it does, else why not.
   auto EpilogueWhyNot = [&](const std::vector<unsigned> &Members) -> std::string {
     if (!O.Enabled || !O.Epilogue)
       return "fuse_epilogue = off";
-    if (std::string Why = NotAsked(Members); !Why.empty())
-      return Why;
-    return epilogueRefusal(G, Members, Inlined);
+    EpilogueMaps E = planEpilogue(G, Members, Inlined);
+    if (E.Refusal.empty() && E.Maps.empty())
+      return "nothing reads their results";
+    return E.Refusal;
   };
   // Siblings: contractions over one operand share the first one's launch.
   std::vector<int> SiblingOf(N, -1);
@@ -267,27 +258,41 @@ FusionPlan planFusion(const KernelGraph &G, const FusionOptions &O) {
   if (O.Enabled && O.Epilogue)
     for (const Node &Nd : G.Nodes) {
       const std::vector<unsigned> &Members = MembersOf[Nd.Id];
-      if (Nd.Class != NodeClass::Contraction || SiblingOf[Nd.Id] >= 0 ||
-          !NotAsked(Members).empty())
+      if (Nd.Class != NodeClass::Contraction || SiblingOf[Nd.Id] >= 0)
         continue;
-      std::string Why = epilogueRefusal(G, Members, Inlined);
-      if (!Why.empty()) {
+      EpilogueMaps E = planEpilogue(G, Members, Inlined);
+      if (!E.Refusal.empty()) {
         P.Why[Nd.Id] = (P.Why[Nd.Id].empty() ? "" : P.Why[Nd.Id] + "; ") +
-                       "keeps its result in memory: " + Why;
+                       "keeps its result in memory: " + E.Refusal;
         P.Refused[Nd.Id] = true;
         continue;
       }
+      if (E.Maps.empty())
+        continue;
       std::string Maps;
-      for (unsigned C : consumersOf(G, Members)) {
-        EpilogueOf[C] = static_cast<int>(Nd.Id);
-        P.Lower.Epilogues[Nd.target()].push_back(G.Nodes[C].S);
-        P.Lower.InEpilogue.insert(G.Nodes[C].target());
-        Maps += (Maps.empty() ? "" : ", ") + G.Nodes[C].target();
-        P.Why[C] = "is computed in the launch of the contraction " + Nd.target() +
-                   ", on its accumulators (its epilogue)";
+      for (size_t I = 0; I < E.Maps.size(); ++I) {
+        const Node &C = G.Nodes[E.Maps[I]];
+        EpilogueOf[C.Id] = static_cast<int>(Nd.Id);
+        P.Lower.Epilogues[Nd.target()].push_back(C.S);
+        P.Lower.EpilogueAt[C.S] = E.At[I];
+        P.Lower.InEpilogue.insert(C.target());
+        Maps += (Maps.empty() ? "" : ", ") + C.target();
+        P.Why[C.Id] = "is computed in the launch of the contraction " + Nd.target() +
+                      ", on its accumulators (its epilogue)";
       }
+      for (const auto &[C, Why] : E.Apart) {
+        P.Why[C] = (P.Why[C].empty() ? "" : P.Why[C] + "; ") +
+                   "keeps its own launch, reading what the epilogue of " + Nd.target() +
+                   " stores: " + Why;
+        P.Refused[C] = true;
+      }
+      std::string Stored;
+      for (unsigned M : Members)
+        if (!G.Nodes[M].writesIntermediate())
+          Stored += (Stored.empty() ? "" : ", ") + G.Nodes[M].target();
       P.Why[Nd.Id] = (P.Why[Nd.Id].empty() ? "" : P.Why[Nd.Id] + "; ") + "runs its epilogue " +
-                     Maps + " on the accumulators, and is never stored";
+                     Maps + " on the accumulators, and " +
+                     (Stored.empty() ? "is never stored" : "stores them as its output " + Stored);
     }
   // Prologues: a contraction's operand that is a function of a tile
   // operand is computed first, in a launch of its own.
@@ -305,9 +310,12 @@ FusionPlan planFusion(const KernelGraph &G, const FusionOptions &O) {
       }
       if (C.Staged.empty())
         continue;
+      // The nest's first store: its own result's, unless an epilogue
+      // takes that and it is not an output.
       auto Epi = P.Lower.Epilogues.find(Nd.target());
-      P.Prologues.push_back(
-          {Nd.Line, Epi == P.Lower.Epilogues.end() ? Nd.target() : Epi->second[0]->TargetName});
+      P.Prologues.push_back({Nd.Line, Epi == P.Lower.Epilogues.end() || !Nd.writesIntermediate()
+                                          ? Nd.target()
+                                          : Epi->second[0]->TargetName});
       bool Two = C.Staged.size() > 1;
       P.Why[Nd.Id] = (P.Why[Nd.Id].empty() ? "" : P.Why[Nd.Id] + "; ") + "computes its operand" +
                      (Two ? "s over " + C.Staged[0] + " and over " + C.Staged[1]

@@ -25,8 +25,12 @@
 //            temporary, one launch: bias, activation, residual, casts,
 //            several outputs), when each reads it only at the
 //            contraction's own indices (plain, in any order, over the same
-//            ranges) and reads nothing written after the contraction.
-//            Otherwise the result goes through memory, with a remark.
+//            ranges) and reads nothing written after the contraction;
+//            readers count through inlined maps, a result that is an
+//            output is stored there too, and maps reading only what the
+//            epilogue writes, at the same element, join it
+//            (graph/Epilogue.h). Otherwise the result goes through
+//            memory, with a remark.
 //
 //   siblings Contractions that read one operand over the same index
 //            space (a gated MLP's X . Wg and X . Wu) share a launch, each
