@@ -24,6 +24,7 @@
 #include "llvm/Support/Path.h"
 
 #include <cmath>
+#include <limits>
 #include <cstdio>
 #include <random>
 #include <set>
@@ -204,10 +205,24 @@ std::string exactString(double V) {
   return Buf;
 }
 
-/// |out - ref| <= tol * (|ref| + mean |ref|): relative where values are
-/// large, absolute (on the output's own scale) where they cancel to ~0.
-void compare(const std::string &Name, const ir::TensorData &Ref, const ir::TensorData &Out,
-             double Tol, Comparison &C) {
+/// The least normal value of float type T: below it a value keeps fewer
+/// bits, so an error there is bounded absolutely, not relatively.
+double leastNormal(DType T) {
+  switch (T) {
+  case DType::F64: return std::numeric_limits<double>::min();
+  case DType::F16: return 6.103515625e-05;
+  default: return static_cast<double>(std::numeric_limits<float>::min());
+  }
+}
+
+/// |out - ref| <= tol * (max(|ref|, scale) + mean |ref|), where scale is
+/// the size of the terms the reference computed the element from
+/// (frontend/Reference.h; |ref| where nothing cancelled): relative where
+/// values are large, relative to the terms where they cancel, absolute
+/// (on the output's own scale) near 0; and never tighter than tol times
+/// the dtype's least normal value, where values underflow.
+void compare(const std::string &Name, const ir::TensorData &Ref, const std::vector<double> &Terms,
+             const ir::TensorData &Out, double Tol, Comparison &C) {
   double Scale = 0;
   for (double V : Ref.Values)
     if (std::isfinite(V))
@@ -224,8 +239,12 @@ void compare(const std::string &Name, const ir::TensorData &Ref, const ir::Tenso
     else if (std::isinf(R) || std::isinf(O))
       Match = R == O;
     else {
-      Err = std::fabs(O - R) / (std::fabs(R) + Scale);
-      Match = isFloat(Ref.Type) ? Err <= Tol : O == R;
+      double Size = std::fabs(R);
+      if (I < Terms.size() && Terms[I] > Size)
+        Size = Terms[I];
+      Err = std::fabs(O - R) / (Size + Scale);
+      Match = isFloat(Ref.Type) ? Err <= Tol || std::fabs(O - R) <= Tol * leastNormal(Ref.Type)
+                                : O == R;
     }
     C.MaxErr = std::max(C.MaxErr, Err);
     if (!Match && C.Ok) {
@@ -296,6 +315,7 @@ namespace {
 struct PreparedKernel {
   std::map<std::string, int64_t> Sizes;
   std::map<std::string, ir::TensorData> Inputs, Poisoned, Ref;
+  std::map<std::string, std::vector<double>> Terms; ///< each output's scales
   ToleranceModel TM;
   double Tol = 0;
 };
@@ -372,7 +392,7 @@ std::string prepareKernel(const ast::Kernel &K, const CheckOptions &Opts, Prepar
     }
   if (!BadDim.empty())
     return "kernel '" + K.Name + "': " + BadDim + " is not positive for the sizes given";
-  P.Ref = evaluateReference(K, P.Sizes, P.Inputs);
+  P.Ref = evaluateReference(K, P.Sizes, P.Inputs, &P.Terms);
   P.TM = toleranceFor(K, P.Sizes);
   P.Tol = P.TM.tolerance();
   return "";
@@ -381,9 +401,15 @@ std::string prepareKernel(const ast::Kernel &K, const CheckOptions &Opts, Prepar
 } // namespace
 
 bool runCheck(const ast::Module &M, const CheckOptions &Opts, llvm::raw_ostream &OS,
-              llvm::raw_ostream &Err) {
+              llvm::raw_ostream &Err, llvm::raw_ostream *Failures) {
   bool AllOk = true;
   unsigned Passed = 0, Failed = 0;
+  // Each line of the report, and a failing one also to Failures.
+  auto Report = [&](bool Ok, llvm::StringRef Line) {
+    OS << Line;
+    if (!Ok && Failures)
+      *Failures << Line;
+  };
   for (const std::string &PassName : Opts.Pipeline)
     if (!findPass(PassName)) {
       Err << "tdslc: error: unknown pass '" << PassName << "'\n";
@@ -419,8 +445,11 @@ bool runCheck(const ast::Module &M, const CheckOptions &Opts, llvm::raw_ostream 
       // A pass that changed nothing computes what the previous stage did:
       // it is not interpreted again.
       if (!Changed) {
-        OS << llvm::format("%-20s %-16s ", K.Name.c_str(), Stage.str().c_str())
-           << (PrevOk ? "ok  " : "FAIL") << "  unchanged by the pass\n";
+        std::string Line;
+        llvm::raw_string_ostream LineOS(Line);
+        LineOS << llvm::format("%-20s %-16s ", K.Name.c_str(), Stage.str().c_str())
+               << (PrevOk ? "ok  " : "FAIL") << "  unchanged by the pass\n";
+        Report(PrevOk, LineOS.str());
         PrevOk ? ++Passed : ++Failed;
         return;
       }
@@ -446,7 +475,7 @@ bool runCheck(const ast::Module &M, const CheckOptions &Opts, llvm::raw_ostream 
           if (!R.Ok)
             return "interpreter" + Where + ": " + R.Error;
           for (const auto &T : K.Outputs)
-            compare(T->Name, Ref.at(T->Name), Args.at(T->Name), Tol, Cmp);
+            compare(T->Name, Ref.at(T->Name), P.Terms.at(T->Name), Args.at(T->Name), Tol, Cmp);
           return Cmp.Ok ? "" : "mismatch" + Where + ": " + Cmp.Where;
         };
         std::map<std::string, ir::TensorData> Args, Moved;
@@ -467,18 +496,24 @@ bool runCheck(const ast::Module &M, const CheckOptions &Opts, llvm::raw_ostream 
       }
       bool Ok = Problem.empty();
       PrevOk = Ok;
-      OS << llvm::format("%-20s %-16s ", K.Name.c_str(), Stage.str().c_str())
-         << (Ok ? "ok  " : "FAIL") << llvm::format("  max err %.2e (tol %.1e)", C.MaxErr, Tol);
+      std::string Line;
+      llvm::raw_string_ostream LineOS(Line);
+      LineOS << llvm::format("%-20s %-16s ", K.Name.c_str(), Stage.str().c_str())
+             << (Ok ? "ok  " : "FAIL") << llvm::format("  max err %.2e (tol %.1e)", C.MaxErr, Tol);
       if (!Ok)
-        OS << "  " << Problem;
-      OS << "\n";
+        LineOS << "  " << Problem;
+      LineOS << "\n";
+      Report(Ok, LineOS.str());
       Ok ? ++Passed : ++Failed;
       AllOk &= Ok;
     });
     if (PM.run(KM, "naive", Err) != PassManagerStatus::Ok)
       AllOk = false;
   }
-  OS << Passed << " passed, " << Failed << " failed\n";
+  std::string Summary = std::to_string(Passed) + " passed, " + std::to_string(Failed) + " failed\n";
+  OS << Summary;
+  if (!AllOk && Failures)
+    *Failures << Summary;
   return AllOk;
 }
 
@@ -579,14 +614,27 @@ bool dumpIO(const ast::Module &M, const CheckOptions &Opts, llvm::StringRef Dir,
       J.attribute("elements", D.numElements());
       J.attribute("element_bytes", static_cast<int64_t>(dtypeBytes(T.Type)));
       J.attribute("file", File);
+      // A float output's scales (the tolerance rule's), as f64.
+      if (!IsIn && isFloat(T.Type)) {
+        ir::TensorData Terms;
+        Terms.Type = DType::F64;
+        Terms.Shape = D.Shape;
+        Terms.Values = P.Terms.at(T.Name);
+        std::string TermsFile = T.Name + ".terms.bin";
+        if (!writeFile(KDir + "/" + TermsFile, encodeTensor(Terms), Err))
+          AllOk = false;
+        J.attribute("terms_file", TermsFile);
+      }
     });
     J.attributeObject("tolerance", [&] {
       J.attribute("value", P.Tol);
       J.attribute("loosest_dtype", dtypeName(P.TM.Loosest));
       J.attribute("longest_reduction", P.TM.LongestReduction);
-      J.attribute("rule", "float outputs: |out - ref| <= value * (|ref| + mean |ref|), "
-                          "mean over the finite values of that output; NaN only "
-                          "matches NaN, an infinity only itself; integer outputs: exact");
+      J.attribute("rule", "float outputs: |out - ref| <= value * (max(|ref|, terms) + mean "
+                          "|ref|), mean over the finite values of that output, terms the "
+                          "element's entry in terms_file (the size of what it was computed "
+                          "from), or |out - ref| <= value * the dtype's least normal; NaN "
+                          "only matches NaN, an infinity only itself; integer outputs: exact");
     });
     J.objectEnd();
     MetaOS << "\n";

@@ -59,10 +59,11 @@ std::string parseSizes(llvm::StringRef Text, CheckOptions &Opts);
 /// the empty string.
 std::string unusedSizes(const ast::Module &M, const CheckOptions &Opts);
 
-/// Prints one line per kernel and stage to OS; returns true only if every
-/// stage of every kernel matched the reference.
+/// Prints one line per kernel and stage to OS, and each failing one and
+/// then the count to Failures if given; returns true only if every stage
+/// of every kernel matched the reference.
 bool runCheck(const ast::Module &M, const CheckOptions &Opts, llvm::raw_ostream &OS,
-              llvm::raw_ostream &Err);
+              llvm::raw_ostream &Err, llvm::raw_ostream *Failures = nullptr);
 
 /// tdslc --dump-io=Dir: for every kernel, writes Dir/<kernel>/<tensor>.bin
 /// for each input (the values --check feeds it) and each output (as the

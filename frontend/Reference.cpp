@@ -10,11 +10,26 @@ namespace tdsl {
 
 namespace {
 
-/// A value of a statically known type: floats in F, integers and bools in I.
+/// A value of a statically known type: floats in F, integers and bools in
+/// I. S is the float's scale: the size of the terms it was computed from
+/// (|F| where nothing cancelled), so that a kernel's rounding of those
+/// terms, relative to their size, moves F by at most a tolerance times S.
 struct Value {
   double F = 0;
   int64_t I = 0;
+  double S = 0;
 };
+
+/// The scale of F = f(X) for a function with derivative D at X: f's own
+/// rounding, relative to |F|, and the excess of X's scale over |X| (what
+/// cancelled in X) carried through the derivative. Where nothing cancelled
+/// it is |F|: no looser than the dtype's tolerance alone.
+double throughFunction(double F, double D, const Value &X) {
+  double Excess = X.S - std::fabs(X.F);
+  if (!(Excess > 0))
+    return std::fabs(F);
+  return std::fabs(F) + std::fabs(D) * Excess;
+}
 
 int64_t wrap32(int64_t V) { return static_cast<int32_t>(static_cast<uint32_t>(V)); }
 
@@ -27,6 +42,8 @@ Value convert(const Value &V, DType From, DType To) {
   Value R;
   if (isFloat(To)) {
     R.F = convertValue(asDouble(V, From), DType::F64, To);
+    // What cancelled stays; a value that cancelled nothing keeps its size.
+    R.S = isFloat(From) && V.S > std::fabs(V.F) ? std::max(V.S, std::fabs(R.F)) : std::fabs(R.F);
     return R;
   }
   if (To == DType::Bool) {
@@ -60,12 +77,15 @@ public:
       Tensors[Name] = Data;
   }
 
-  std::map<std::string, ir::TensorData> run() {
+  std::map<std::string, ir::TensorData> run(std::map<std::string, std::vector<double>> *Scales) {
     for (const auto &S : K.Body)
       runStmt(*S);
     std::map<std::string, ir::TensorData> Out;
-    for (const auto &T : K.Outputs)
+    for (const auto &T : K.Outputs) {
       Out[T->Name] = Tensors[T->Name];
+      if (Scales)
+        (*Scales)[T->Name] = Scale[T->Name];
+    }
     return Out;
   }
 
@@ -73,6 +93,9 @@ private:
   const ast::Kernel &K;
   const std::map<std::string, int64_t> &Sizes;
   std::map<std::string, ir::TensorData> Tensors;
+  /// The scale of each element each statement stored (an input's is its
+  /// size: none is kept).
+  std::map<std::string, std::vector<double>> Scale;
   std::map<std::string, int64_t> Env; ///< index variable values
 
   int64_t extent(const ast::Affine &A) const { return A.evaluate(Sizes); }
@@ -95,6 +118,8 @@ private:
     for (const ast::Affine &A : T.Shape)
       Dst.Shape.push_back(extent(A));
     Dst.Values.assign(static_cast<size_t>(Dst.numElements()), 0.0);
+    std::vector<double> &DstScale = Scale[T.Name];
+    DstScale.assign(Dst.Values.size(), 0.0);
 
     std::vector<int64_t> Idx(S.Indices.size(), 0);
     std::vector<int64_t> Ext;
@@ -106,9 +131,10 @@ private:
     while (true) {
       for (size_t I = 0; I < Idx.size(); ++I)
         Env[S.Indices[I]] = Idx[I];
-      Value V = element(S);
-      Dst.Values[static_cast<size_t>(offset(Dst, Idx))] =
-          asDouble(convert(V, accType(S), T.Type), T.Type);
+      Value V = convert(element(S), accType(S), T.Type);
+      size_t At = static_cast<size_t>(offset(Dst, Idx));
+      Dst.Values[At] = asDouble(V, T.Type);
+      DstScale[At] = isFloat(T.Type) ? V.S : std::fabs(Dst.Values[At]);
       if (!advance(Idx, Ext))
         return;
     }
@@ -153,7 +179,7 @@ private:
     switch (Op) {
     case ast::AssignOp::Assign:
     case ast::AssignOp::Add: break;
-    case ast::AssignOp::Mul: V.F = 1; V.I = 1; break;
+    case ast::AssignOp::Mul: V.F = 1; V.I = 1; V.S = 1; break;
     case ast::AssignOp::Max:
       if (F) V.F = -Inf; else V.I = static_cast<int64_t>(dtypeLowest(T));
       break;
@@ -169,10 +195,15 @@ private:
     if (isFloat(T)) {
       switch (Op) {
       case ast::AssignOp::Assign:
-      case ast::AssignOp::Add: R.F = A.F + B.F; break;
-      case ast::AssignOp::Mul: R.F = A.F * B.F; break;
-      case ast::AssignOp::Max: R.F = std::fmax(A.F, B.F); break;
-      case ast::AssignOp::Min: R.F = std::fmin(A.F, B.F); break;
+      case ast::AssignOp::Add: R.F = A.F + B.F; R.S = A.S + B.S; break;
+      case ast::AssignOp::Mul: R.F = A.F * B.F; R.S = A.S * B.S; break;
+      case ast::AssignOp::Max:
+      case ast::AssignOp::Min: {
+        bool TakeA = Op == ast::AssignOp::Max ? std::fmax(A.F, B.F) == A.F
+                                              : std::fmin(A.F, B.F) == A.F;
+        R = TakeA ? A : B;
+        break;
+      }
       }
       return R;
     }
@@ -193,13 +224,15 @@ private:
     if (It == Tensors.end())
       TDSL_UNREACHABLE("reference evaluator: tensor read before definition");
     const ir::TensorData &D = It->second;
-    double X = D.Shape.empty() ? D.Values.at(0)
-                               : D.Values.at(static_cast<size_t>(offset(D, Idx)));
+    size_t At = D.Shape.empty() ? 0 : static_cast<size_t>(offset(D, Idx));
+    double X = D.Values.at(At);
     Value V;
     if (isFloat(T.Type))
       V.F = X;
     else
       V.I = static_cast<int64_t>(X);
+    auto S = Scale.find(T.Name);
+    V.S = S == Scale.end() ? std::fabs(X) : S->second.at(At);
     return V;
   }
 
@@ -212,12 +245,14 @@ private:
         V.F = static_cast<double>(L);
       else
         V.I = L;
+      V.S = std::fabs(static_cast<double>(L));
       return V;
     }
     case ast::ExprKind::FloatLit:
       V.F = static_cast<const ast::FloatLit &>(E).Value;
       if (!isFloat(E.Type))
         V.I = static_cast<int64_t>(V.F);
+      V.S = std::fabs(V.F);
       return V;
     case ast::ExprKind::Name: {
       const auto &N = static_cast<const ast::Name &>(E);
@@ -230,6 +265,7 @@ private:
         X = Sizes.at(N.Id);
       V.I = X;
       V.F = static_cast<double>(X);
+      V.S = std::fabs(V.F);
       return V;
     }
     case ast::ExprKind::Access: {
@@ -249,6 +285,7 @@ private:
       }
       if (isFloat(E.Type)) {
         V.F = -asDouble(X, T);
+        V.S = isFloat(T) ? X.S : std::fabs(V.F);
         return V;
       }
       V.I = wrap32(-X.I);
@@ -274,11 +311,47 @@ private:
     DType T = B.OperandType;
     Value L = convert(eval(*B.LHS), B.LHS->Type, arithmeticOrSame(T));
     Value R = convert(eval(*B.RHS), B.RHS->Type, arithmeticOrSame(T));
+    Value V = binary(B.Op, T, L, R);
+    V.S = std::fabs(asDouble(V, isFloat(T) && !isComparison(B.Op) ? T : DType::I64));
+    if (!isFloat(T) || isComparison(B.Op))
+      return V;
+    switch (B.Op) {
+    case ast::BinaryOp::Add:
+    case ast::BinaryOp::Sub: V.S = L.S + R.S; break;
+    case ast::BinaryOp::Mul: V.S = L.S * R.S; break;
+    case ast::BinaryOp::Div: {
+      // d(l / r) = dl / r - l dr / r^2, with what cancelled in each.
+      double LX = std::max(0.0, L.S - std::fabs(L.F)), RX = std::max(0.0, R.S - std::fabs(R.F));
+      if (LX > 0 || RX > 0)
+        V.S += LX / std::fabs(R.F) + std::fabs(L.F) * RX / (R.F * R.F);
+      break;
+    }
+    default: break;
+    }
+    return V;
+  }
+
+  static bool isComparison(ast::BinaryOp Op) {
+    switch (Op) {
+    case ast::BinaryOp::Lt:
+    case ast::BinaryOp::Le:
+    case ast::BinaryOp::Gt:
+    case ast::BinaryOp::Ge:
+    case ast::BinaryOp::Eq:
+    case ast::BinaryOp::Ne:
+    case ast::BinaryOp::And:
+    case ast::BinaryOp::Or: return true;
+    default: return false;
+    }
+  }
+
+  /// The value of L Op R, both of type T (f64 for any float).
+  static Value binary(ast::BinaryOp Op, DType T, const Value &L, const Value &R) {
     Value V;
     bool F = isFloat(T);
     if (T == DType::Bool) {
       // Only && and || and == != reach here with bool operands.
-      switch (B.Op) {
+      switch (Op) {
       case ast::BinaryOp::And: V.I = L.I && R.I; return V;
       case ast::BinaryOp::Or: V.I = L.I || R.I; return V;
       case ast::BinaryOp::Eq: V.I = L.I == R.I; return V;
@@ -286,7 +359,7 @@ private:
       default: break;
       }
     }
-    switch (B.Op) {
+    switch (Op) {
     case ast::BinaryOp::Add:
       if (F) V.F = L.F + R.F; else V.I = wrapTo(T, L.I + R.I);
       return V;
@@ -337,31 +410,53 @@ private:
     if (!isFloat(T)) {
       int64_t X = Args[0].I;
       switch (C.Fn) {
-      case ast::Callee::Relu: V.I = X > 0 ? X : 0; return V;
-      case ast::Callee::Abs: V.I = wrapTo(T, X < 0 ? -X : X); return V;
-      case ast::Callee::Max: V.I = std::max(X, Args[1].I); return V;
-      case ast::Callee::Min: V.I = std::min(X, Args[1].I); return V;
+      case ast::Callee::Relu: V.I = X > 0 ? X : 0; break;
+      case ast::Callee::Abs: V.I = wrapTo(T, X < 0 ? -X : X); break;
+      case ast::Callee::Max: V.I = std::max(X, Args[1].I); break;
+      case ast::Callee::Min: V.I = std::min(X, Args[1].I); break;
       default: TDSL_UNREACHABLE("integer argument to a float-only function after sema");
       }
+      V.S = std::fabs(static_cast<double>(V.I));
+      return V;
     }
     double X = Args[0].F;
+    double D = 0; // the derivative at X, for the scale
+    const double Pi = 3.14159265358979323846;
     switch (C.Fn) {
-    case ast::Callee::Exp: V.F = std::exp(X); break;
-    case ast::Callee::Log: V.F = std::log(X); break;
-    case ast::Callee::Sqrt: V.F = std::sqrt(X); break;
-    case ast::Callee::Rsqrt: V.F = 1.0 / std::sqrt(X); break;
-    case ast::Callee::Tanh: V.F = std::tanh(X); break;
-    case ast::Callee::Sigmoid: V.F = 1.0 / (1.0 + std::exp(-X)); break;
+    case ast::Callee::Exp: V.F = std::exp(X); D = V.F; break;
+    case ast::Callee::Log: V.F = std::log(X); D = 1.0 / X; break;
+    case ast::Callee::Sqrt: V.F = std::sqrt(X); D = 0.5 / V.F; break;
+    case ast::Callee::Rsqrt: V.F = 1.0 / std::sqrt(X); D = 0.5 * V.F / X; break;
+    case ast::Callee::Tanh: V.F = std::tanh(X); D = 1.0 - V.F * V.F; break;
+    case ast::Callee::Sigmoid: V.F = 1.0 / (1.0 + std::exp(-X)); D = V.F * (1.0 - V.F); break;
     // max(x, 0) as fmaxf computes it: a NaN operand yields the other one.
-    case ast::Callee::Relu: V.F = std::fmax(X, 0.0); break;
-    case ast::Callee::Gelu: V.F = 0.5 * X * (1.0 + std::erf(X / std::sqrt(2.0))); break;
-    case ast::Callee::Erf: V.F = std::erf(X); break;
-    case ast::Callee::Abs: V.F = std::fabs(X); break;
-    case ast::Callee::Pow: V.F = std::pow(X, Args[1].F); break;
-    case ast::Callee::Max: V.F = std::fmax(X, Args[1].F); break;
-    case ast::Callee::Min: V.F = std::fmin(X, Args[1].F); break;
+    case ast::Callee::Relu: V.F = std::fmax(X, 0.0); D = X > 0 ? 1.0 : 0.0; break;
+    case ast::Callee::Gelu:
+      V.F = 0.5 * X * (1.0 + std::erf(X / std::sqrt(2.0)));
+      D = 0.5 * (1.0 + std::erf(X / std::sqrt(2.0))) + X * std::exp(-0.5 * X * X) / std::sqrt(2.0 * Pi);
+      break;
+    case ast::Callee::Erf: V.F = std::erf(X); D = 2.0 / std::sqrt(Pi) * std::exp(-X * X); break;
+    case ast::Callee::Abs: V.F = std::fabs(X); D = 1.0; break;
+    case ast::Callee::Pow: {
+      double Y = Args[1].F;
+      V.F = std::pow(X, Y);
+      D = Y * std::pow(X, Y - 1.0);
+      V.S = throughFunction(V.F, D, Args[0]);
+      // The exponent's cancellation too: d(x^y)/dy = x^y ln x.
+      if (Args[1].S > std::fabs(Y) && X > 0)
+        V.S += std::fabs(V.F * std::log(X)) * (Args[1].S - std::fabs(Y));
+      return V;
+    }
+    case ast::Callee::Max:
+    case ast::Callee::Min: {
+      double Y = Args[1].F;
+      V.F = C.Fn == ast::Callee::Max ? std::fmax(X, Y) : std::fmin(X, Y);
+      V.S = V.F == X ? Args[0].S : Args[1].S;
+      return V;
+    }
     case ast::Callee::Cast: break;
     }
+    V.S = throughFunction(V.F, D, Args[0]);
     return V;
   }
 };
@@ -370,8 +465,9 @@ private:
 
 std::map<std::string, ir::TensorData>
 evaluateReference(const ast::Kernel &K, const std::map<std::string, int64_t> &Sizes,
-                  const std::map<std::string, ir::TensorData> &Inputs) {
-  return KernelEvaluator(K, Sizes, Inputs).run();
+                  const std::map<std::string, ir::TensorData> &Inputs,
+                  std::map<std::string, std::vector<double>> *Scales) {
+  return KernelEvaluator(K, Sizes, Inputs).run(Scales);
 }
 
 } // namespace tdsl

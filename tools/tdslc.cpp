@@ -733,19 +733,9 @@ int main(int Argc, char **Argv) {
       setRemarkHandler([&](const Remark &R) { Collected.push_back(R); });
     // Into a file (or -o /dev/null), a failing stage would go unseen: its
     // lines and the count are also printed to stderr.
-    std::string Report;
-    raw_string_ostream ReportOS(Report);
     int Rc = writeOutput([&](raw_ostream &OS) {
-      Ok = runCheck(*M, CheckOpts, OutputFilename == "-" ? OS : ReportOS, errs());
-      OS << Report;
+      Ok = runCheck(*M, CheckOpts, OS, errs(), OutputFilename == "-" ? nullptr : &errs());
     });
-    if (!Ok && OutputFilename != "-") {
-      SmallVector<StringRef, 16> Lines;
-      StringRef(Report).split(Lines, '\n', -1, /*KeepEmpty=*/false);
-      for (StringRef L : Lines)
-        if (L.contains(" FAIL") || L.contains(" failed"))
-          errs() << L << "\n";
-    }
     setRemarkHandler(nullptr);
     printRemarks(Collected, Diags, BufferID);
     return Rc ? Rc : (Ok ? 0 : 1);

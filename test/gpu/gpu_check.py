@@ -100,11 +100,17 @@ def index_string(shape, flat):
     return "[" + ", ".join(str(i) for i in reversed(idx)) + "]"
 
 
-def compare(name, shape, dtype, ref, out, tol):
+LEAST_NORMAL = {"f16": 6.103515625e-05, "f64": 2.2250738585072014e-308}
+
+
+def compare(name, shape, dtype, ref, out, tol, terms=None):
     """tdslc --check's rule (driver/Check.cpp, compare): float outputs match
-    when |out - ref| <= tol * (|ref| + mean |ref|); NaN only matches NaN, an
-    infinity only itself; integers are exact. Returns (max_err, mismatch or
-    None)."""
+    when |out - ref| <= tol * (max(|ref|, terms) + mean |ref|), terms being
+    the size of what each element was computed from (--dump-io's
+    terms_file), or |out - ref| <= tol * the dtype's least normal; NaN only
+    matches NaN, an infinity only itself; integers are exact. Returns
+    (max_err, mismatch or None)."""
+    floor = tol * LEAST_NORMAL.get(dtype, 1.1754943508222875e-38)
     scale = sum(abs(v) for v in ref if math.isfinite(v))
     scale = scale / len(ref) if ref else 0.0
     if scale == 0:
@@ -117,8 +123,11 @@ def compare(name, shape, dtype, ref, out, tol):
         elif math.isinf(r) or math.isinf(o):
             match = r == o
         else:
-            err = abs(o - r) / (abs(r) + scale)
-            match = err <= tol if is_float(dtype) else o == r
+            size = abs(r)
+            if terms is not None and i < len(terms) and terms[i] > size:
+                size = terms[i]
+            err = abs(o - r) / (size + scale)
+            match = (err <= tol or abs(o - r) <= floor) if is_float(dtype) else o == r
         max_err = max(max_err, err)
         if not match and where is None:
             where = f"{name}{index_string(shape, i)} = {o:g} expected {r:g}"
@@ -755,8 +764,13 @@ class KernelRunner:
                 if got != expected:
                     return False, f"the kernel changed its input {p['name']}"
                 continue
+            terms = None
+            if "terms_file" in p:
+                with open(os.path.join(io_dir, self.kernel, p["terms_file"]), "rb") as f:
+                    terms = decode("f64", f.read())
             err, where = compare(p["name"], p["shape"], p["dtype"],
-                                 decode(p["dtype"], expected), decode(p["dtype"], got), tol)
+                                 decode(p["dtype"], expected), decode(p["dtype"], got), tol,
+                                 terms)
             max_err = max(max_err, err)
             if where:
                 rule = f"tol={tol:.1e}" if is_float(p["dtype"]) else "exact"

@@ -6,11 +6,14 @@
 //
 //===----------------------------------------------------------------------===//
 #include "frontend/Frontend.h"
+#include "frontend/Reference.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 using namespace tdsl;
 using namespace tdsl::ast;
@@ -147,3 +150,71 @@ TEST(FrontendTest, EmptyBufferIsAnEmptyModule) {
 }
 
 } // namespace
+
+namespace {
+
+/// The reference's outputs and their scales for Src's one kernel at Sizes,
+/// every input element set to Fill.
+struct Evaluated {
+  std::map<std::string, ir::TensorData> Out;
+  std::map<std::string, std::vector<double>> Terms;
+};
+
+Evaluated evaluate(llvm::StringRef Src, const std::map<std::string, int64_t> &Sizes,
+                   const std::map<std::string, std::vector<double>> &Fill) {
+  Checked C(Src);
+  EXPECT_TRUE(C.M) << C.Errors;
+  Evaluated E;
+  if (!C.M)
+    return E;
+  const Kernel &K = *C.M->Kernels[0];
+  std::map<std::string, ir::TensorData> In;
+  for (const auto &T : K.Inputs) {
+    ir::TensorData D;
+    D.Type = T->Type;
+    for (const Affine &A : T->Shape)
+      D.Shape.push_back(A.evaluate(Sizes));
+    D.Values = Fill.at(T->Name);
+    In[T->Name] = D;
+  }
+  E.Out = evaluateReference(K, Sizes, In, &E.Terms);
+  return E;
+}
+
+} // namespace
+
+// The scale of a value is its size where nothing cancels, and the size of
+// the cancelled terms where something does, carried through functions.
+TEST(FrontendTest, ReferenceScalesFollowCancellation) {
+  Evaluated Plain = evaluate("kernel k(X: f32[N]) -> (Y: f32[N]) {\n"
+                             "  Y[i] = exp(X[i] * 2.0) + 1.0\n"
+                             "}\n",
+                             {{"N", 2}}, {{"X", {0.5, -1.0}}});
+  ASSERT_EQ(Plain.Terms["Y"].size(), 2u);
+  for (size_t I = 0; I < 2; ++I)
+    EXPECT_DOUBLE_EQ(Plain.Terms["Y"][I], std::fabs(Plain.Out["Y"].Values[I]));
+
+  // var = E[x^2] - E[x]^2 over one column: x^2 - x^2 in f32 terms.
+  Evaluated Var = evaluate("kernel k(X: f32[R, C]) -> (V: f32[R]) {\n"
+                           "  s[r] += X[r, c]\n"
+                           "  q[r] += X[r, c] * X[r, c]\n"
+                           "  V[r] = q[r] / C - (s[r] / C) * (s[r] / C)\n"
+                           "}\n",
+                           {{"R", 1}, {"C", 1}}, {{"X", {0.7}}});
+  ASSERT_EQ(Var.Terms["V"].size(), 1u);
+  EXPECT_NEAR(Var.Terms["V"][0], 2 * 0.7f * 0.7f, 1e-6);
+  EXPECT_LT(std::fabs(Var.Out["V"].Values[0]), 1e-7);
+
+  // A sum of both signs: the scale is the sum of the sizes; a function of
+  // it carries that excess through its derivative (exp' = exp).
+  Evaluated Sum = evaluate("kernel k(X: f32[N]) -> (S: f32, E: f32) {\n"
+                           "  t += X[i]\n"
+                           "  S = t\n"
+                           "  E = exp(t)\n"
+                           "}\n",
+                           {{"N", 2}}, {{"X", {3.0, -3.0}}});
+  EXPECT_DOUBLE_EQ(Sum.Out["S"].Values[0], 0.0);
+  EXPECT_DOUBLE_EQ(Sum.Terms["S"][0], 6.0);
+  EXPECT_DOUBLE_EQ(Sum.Out["E"].Values[0], 1.0);
+  EXPECT_DOUBLE_EQ(Sum.Terms["E"][0], 1.0 + 1.0 * 6.0);
+}
