@@ -77,8 +77,7 @@ std::vector<LaunchVariant> MmaTiler::variants(const Stmt &Nest, std::vector<Knob
     std::optional<LaunchVariant> ByEngine;
     bool EngineAlways = false;
     if (N.Batch.empty() && F.MinSM >= 90) {
-      MmaSchedule Sm = mmaSchedule(F, dtypeBytes(Sides[0].Op->Type));
-      fitSmall(Sm);
+      MmaSchedule Sm = smallSchedule();
       Expr When = simplifyExpr(le(c(MmaSmallEngineTiles), mul(ceilDiv(N.Row->Extent, Sm.BlockM),
                                                              ceilDiv(N.Col->Extent, Sm.BlockN))));
       std::optional<int64_t> Known = asConstInt(When);
@@ -128,6 +127,12 @@ std::vector<LaunchVariant> MmaTiler::variants(const Stmt &Nest, std::vector<Knob
     SplitK.reset();
   }
   return Out;
+}
+
+MmaSchedule MmaTiler::smallSchedule() const {
+  MmaSchedule Sm = mmaSchedule(F, dtypeBytes(Sides[0].Op->Type));
+  fitSmall(Sm);
+  return Sm;
 }
 
 void MmaTiler::fitSmall(MmaSchedule &Sm) const {
@@ -313,8 +318,7 @@ Stmt MmaTiler::place(Stmt Launch, bool WideTwice, bool GeneralTwice) {
         Expr Tiles = N.Batch.empty() ? Grid : mul(Grid, flatExtent(N.Batch));
         Few = simplifyExpr(lt(Tiles, c(MmaFewTiles)));
         if (S.SplitK) {
-          MmaSchedule Sm = mmaSchedule(F, dtypeBytes(Sides[0].Op->Type));
-          fitSmall(Sm);
+          MmaSchedule Sm = smallSchedule();
           SplitWhen = MmaSplitK::when(N, Sm.BlockM, Sm.BlockN, Sm.TileK);
         }
       }

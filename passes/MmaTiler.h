@@ -87,6 +87,9 @@ private:
   /// The small and split launches' tiles: MmaSmallBlock blocks of warps
   /// at most MmaSmallWarp, then narrowed for siblings as fitWarpTile does.
   void fitSmall(MmaSchedule &Sm) const;
+  /// The schedule's defaults so fitted: the small launch's tiles, which
+  /// the small engine's and the split's tests count before it is built.
+  MmaSchedule smallSchedule() const;
 
   bool decline(const Stmt &Nest, const std::string &Why) {
     return declineMma(PassName, S.Mode == TensorCores::On, Nest, Why);
