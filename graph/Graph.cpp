@@ -86,6 +86,7 @@ NodeClass classify(const Stmt &S) {
     bool Free = llvm::none_of(SP.Divisors, [&](const Expr *D) { return usesIndex(*D, S.Reduced); });
     factors(Free ? *SP.Core : *S.Value, Fs);
     std::vector<std::vector<std::string>> Sides;
+    bool AlongRows = true; // each read over output indices ends at a reduced one
     for (const Expr *F : Fs) {
       std::vector<Read> Reads;
       collectReads(*F, Reads);
@@ -95,13 +96,25 @@ NodeClass classify(const Stmt &S) {
         Reduces |= usesAny(R.Map, S.Reduced);
         Used.push_back(outputsUsed(R.Map, S.Indices));
       }
-      if (Reduces && llvm::all_of(Used, [&](const auto &U) { return U == Used.front(); }))
+      if (Reduces && llvm::all_of(Used, [&](const auto &U) { return U == Used.front(); })) {
         Sides.push_back(Used.front());
+        if (!Used.front().empty())
+          for (const Read &R : Reads)
+            AlongRows &= !R.Map.empty() && usesAny({R.Map.back()}, S.Reduced);
+      }
     }
     bool Differ = llvm::any_of(Sides, [&](const std::vector<std::string> &X) {
       return X != Sides.front();
     });
-    return S.Op == AssignOp::Add && Differ ? NodeClass::Contraction : NodeClass::Reduction;
+    // A weight along the reduced index alone (w[c] in X[r, c] * w[c], the
+    // vector of a GEMV) beside sides that all read every output index,
+    // the reduced one last, is a row reduction: each row read once along
+    // its contiguous index, like a plain one.
+    bool Weighted = AlongRows && llvm::all_of(Sides, [&](const std::vector<std::string> &X) {
+                      return X.empty() || X.size() == S.Indices.size();
+                    });
+    return S.Op == AssignOp::Add && Differ && !Weighted ? NodeClass::Contraction
+                                                        : NodeClass::Reduction;
   }
   // One read of a tensor at the output indices in another order.
   if (S.Op == AssignOp::Assign && S.Value->Kind == ExprKind::Access) {

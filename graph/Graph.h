@@ -9,7 +9,10 @@
 //                indices in another order (a transpose)
 //   reduction    reduced indices and any value (a row sum, a max)
 //   contraction  reduced indices and a product of two or more reads, each
-//                using a reduced index (a GEMM, batched or not)
+//                using a reduced index (a GEMM, batched or not); but a
+//                product whose reads of output indices read all of them,
+//                the reduced index last, beside weights of the reduced
+//                index alone (X[r, c] * w[c], a GEMV), is a reduction
 // Edges run from the statement that writes an intermediate to each that
 // reads it. Built from the AST after sema; nothing here changes it.
 //
