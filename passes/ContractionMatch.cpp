@@ -4,6 +4,7 @@
 #include "passes/PassUtils.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 
 namespace tdsl {
 
@@ -17,15 +18,22 @@ Stmt withAccumulatorsAt(const ContractionNest &C, const std::vector<Stmt> &Stmts
   return S;
 }
 
-std::optional<ContractionNest> matchContraction(const Stmt &Nest, const char *Pass) {
+std::optional<ContractionNest> matchContraction(const Stmt &Nest, const char *Pass,
+                                                bool ExplainAll) {
   auto Decline = [&](const llvm::Twine &Why) -> std::optional<ContractionNest> {
     if (Pass)
       remark(Pass, Nest->SrcLine, Why + "; left to the passes after it");
     return std::nullopt;
   };
+  // A nest that is no contraction at all is explained only when asked.
+  auto NotOne = [&](const llvm::Twine &Why) -> std::optional<ContractionNest> {
+    return ExplainAll ? Decline("not a contraction: " + Why) : std::nullopt;
+  };
   LoopRun Run = outerSerialLoops(Nest);
-  if (Run.Loops.size() < 2 || Run.Inner->Kind != StmtKind::Allocate)
-    return std::nullopt;
+  if (Run.Inner->Kind != StmtKind::Allocate)
+    return NotOne("no accumulator, so nothing is reduced");
+  if (Run.Loops.size() < 2)
+    return NotOne("fewer than two output loops (a contraction's rows and columns)");
   // The accumulators: one-element registers, one inside the other.
   ContractionNest C;
   Stmt Inner = Run.Inner;
@@ -38,7 +46,7 @@ std::optional<ContractionNest> matchContraction(const Stmt &Nest, const char *Pa
     Inner = A.Body;
   }
   if (C.Accs.empty())
-    return std::nullopt;
+    return NotOne("no accumulator, so nothing is reduced");
   std::vector<Stmt> Body = flattenBlocks(Inner);
   size_t LoopAt = Body.size();
   for (size_t I = 0; I < Body.size(); ++I)
@@ -48,8 +56,15 @@ std::optional<ContractionNest> matchContraction(const Stmt &Nest, const char *Pa
       LoopAt = I;
     }
   if (LoopAt == Body.size())
-    return std::nullopt;
+    return NotOne("no reduction loop");
   C.Red = static_cast<const ForNode *>(Body[LoopAt].get());
+  std::vector<std::string> Reduced = {C.Red->Var};
+  for (Stmt In = C.Red->Body; In->Kind == StmtKind::For;
+       In = static_cast<const ForNode &>(*In).Body)
+    Reduced.push_back(static_cast<const ForNode &>(*In).Var);
+  if (Reduced.size() > 1)
+    return Decline("the reduction runs over a nest of loops ('" + llvm::join(Reduced, "', '") +
+                   "'); the tile passes take one reduced index");
   C.Batch.assign(Run.Loops.begin(), Run.Loops.end() - 2);
   C.Row = Run.Loops[Run.Loops.size() - 2];
   C.Col = Run.Loops.back();

@@ -65,8 +65,10 @@ ir::Stmt withAccumulatorsAt(const ContractionNest &C, const std::vector<ir::Stmt
 
 /// The contraction Nest is, or nothing; a nest that is almost one (a
 /// reduction loop inside the accumulator) is declined with a remark of
-/// Pass ending in "; left to the passes after it" (none if Pass is null).
-std::optional<ContractionNest> matchContraction(const ir::Stmt &Nest, const char *Pass);
+/// Pass ending in "; left to the passes after it" (none if Pass is null),
+/// and with ExplainAll any other nest too ("not a contraction: ...").
+std::optional<ContractionNest> matchContraction(const ir::Stmt &Nest, const char *Pass,
+                                                bool ExplainAll = false);
 
 } // namespace tdsl
 

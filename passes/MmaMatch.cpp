@@ -106,8 +106,8 @@ bool declineMma(const char *Pass, bool On, const Stmt &Nest, const std::string &
 
 bool matchMma(const Stmt &Nest, const char *Pass, bool On, MmaContraction &Out) {
   // The shape of the nest is tile-contraction's to explain, unless tensor
-  // cores were asked for.
-  std::optional<ContractionNest> C = matchContraction(Nest, On ? Pass : nullptr);
+  // cores were asked for: then every nest is explained.
+  std::optional<ContractionNest> C = matchContraction(Nest, On ? Pass : nullptr, On);
   if (!C)
     return false;
   ContractionNest &N = Out.N;
