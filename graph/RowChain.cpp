@@ -135,6 +135,28 @@ std::string readRefusal(const KernelGraph &G, const Node &N, const std::vector<u
   return "";
 }
 
+/// Why reduction N would read a row of the chain with a stride, or "": a
+/// read (through inlined maps) that runs along N's reduced index but not
+/// in its last subscript (s[c] += X[r, c], a column sum). Alone, reduce-
+/// rows splits such a sum into chunks that consecutive threads read
+/// coalesced; the lanes of a chain's row would each take another line.
+std::string stridedAlongRow(const KernelGraph &G, const Node &N, const std::vector<bool> &Inlined) {
+  const std::string &Col = N.Reduced[0];
+  std::vector<FlatRead> Reads;
+  flatReads(G, N, Inlined, {}, Reads);
+  for (const FlatRead &F : Reads) {
+    bool Uses = llvm::any_of(F.Map, [&](const ast::Affine &A) { return A.Coeffs.count(Col); });
+    if (!Uses || F.Map.back().Coeffs.count(Col))
+      continue;
+    std::string Text = F.R->Tensor + "[";
+    for (size_t D = 0; D < F.Map.size(); ++D)
+      Text += (D ? ", " : "") + F.Map[D].str();
+    return "reads " + Text + "] along '" + Col +
+           "', not its last index: the lanes of a row would read it with a stride";
+  }
+  return "";
+}
+
 /// The launch roots that read node P's target (through inlined maps).
 void readersOf(const KernelGraph &G, unsigned P, const std::vector<bool> &Inlined,
                std::vector<unsigned> &Out) {
@@ -173,6 +195,15 @@ std::vector<RowChainNodes> findRowChains(const KernelGraph &G, const std::vector
     bool Maps = Start.Class == NodeClass::Map && Start.S->Op == ast::AssignOp::Assign &&
                 Start.Domain.size() >= 2;
     bool Head = Reduces || Maps;
+    if (Reduces)
+      if (std::string Across = stridedAlongRow(G, Start, Inlined); !Across.empty()) {
+        // Said where a launch after it reads what it computes.
+        std::vector<unsigned> Readers;
+        readersOf(G, Start.Id, Inlined, Readers);
+        if (!Readers.empty())
+          Say(Start.Id, "heads no row chain: it " + Across, true);
+        Head = false;
+      }
     if (!Head) {
       ++I;
       continue;
@@ -191,7 +222,9 @@ std::vector<RowChainNodes> findRowChains(const KernelGraph &G, const std::vector
       std::string No;
       std::optional<Role> R = roleOf(N, Sh, No);
       std::vector<std::string> Held = HeldOutputs, Again = Recomputed;
-      if (R)
+      if (R == Role::Reduction)
+        No = stridedAlongRow(G, N, Inlined);
+      if (R && No.empty())
         No = readRefusal(G, N, Members, Inlined, Sh.Rows.size(), Held, Again);
       if (!No.empty()) {
         // Worth a remark only where it reads what the chain computed.

@@ -19,7 +19,11 @@
 // columns, reads a value of the chain at another row (m[b, a] in a chain
 // over rows [a, b]), or reads what the chain writes per element (an
 // output, or an intermediate stored for a later launch such as
-// attention's P . V). A value per row may be an output (log-softmax's
+// attention's P . V). A reduction that reads along its reduced index
+// other than in a tensor's last subscript (a column sum, s[c] += X[r, c])
+// neither heads a chain nor joins one: the lanes of a row would read it
+// with a stride, where reduce-rows alone reads it coalesced. A value per
+// row may be an output (log-softmax's
 // log-sum-exp): it is held as well as stored. A chain member
 // whose intermediate a later statement outside the chain reads ends it
 // before that member, so every value held per row is read only inside.
