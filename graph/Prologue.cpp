@@ -26,20 +26,34 @@ std::string readsOf(const ast::Expr &F) {
   return S;
 }
 
-/// Whether side Fs is one read, through conversions that round nothing
-/// the tile passes would not (to f32, to tf32 as tensor cores do).
-bool plainRead(const std::vector<const ast::Expr *> &Fs) {
+/// The read side Fs is, through conversions that round nothing the tile
+/// passes would not (to f32, to tf32 as tensor cores do); null if it is
+/// not one read.
+const ast::Expr *plainAccess(const std::vector<const ast::Expr *> &Fs) {
   if (Fs.size() != 1)
-    return false;
+    return nullptr;
   const ast::Expr *E = Fs[0];
   while (E->Kind == ast::ExprKind::Call) {
     const auto &C = static_cast<const ast::Call &>(*E);
     if (C.Fn != ast::Callee::Cast ||
         (C.CastTo != DType::F32 && C.CastTo != DType::TF32 && C.CastTo != C.Args[0]->Type))
-      return false;
+      return nullptr;
     E = C.Args[0].get();
   }
-  return E->Kind == ast::ExprKind::Access;
+  return E->Kind == ast::ExprKind::Access ? E : nullptr;
+}
+
+bool plainRead(const std::vector<const ast::Expr *> &Fs) { return plainAccess(Fs) != nullptr; }
+
+bool half(DType T) { return T == DType::F16 || T == DType::BF16; }
+
+/// Whether plain side Fs reads i8 where the other side reads a 16-bit
+/// float (X[m, k] * Wq[k, n], weights quantized to i8): the tensor cores
+/// take two operands of one type, and every i8 value is exact in it.
+bool i8BesideHalf(const std::vector<const ast::Expr *> &Fs,
+                  const std::vector<const ast::Expr *> &Other) {
+  const ast::Expr *A = plainAccess(Fs), *B = plainAccess(Other);
+  return A && B && A->Type == DType::I8 && half(B->Type);
 }
 
 } // namespace
@@ -64,7 +78,8 @@ PrologueChoice choosePrologue(const Node &N, bool FactoredOut) {
       Both = readsOf(*F);
     (UsesN ? Col : Row).push_back(F);
   }
-  if (Row.empty() || Col.empty() || (plainRead(Row) && plainRead(Col)))
+  bool Mixed = i8BesideHalf(Row, Col) || i8BesideHalf(Col, Row);
+  if (Row.empty() || Col.empty() || (plainRead(Row) && plainRead(Col) && !Mixed))
     return C;
   if (N.Reduced.size() != 1)
     C.Refusal = "it reduces more than one index, and the tile passes take one";
@@ -78,7 +93,7 @@ PrologueChoice choosePrologue(const Node &N, bool FactoredOut) {
   if (!C.Refusal.empty())
     return C;
   for (const auto *Side : {&Row, &Col})
-    if (!plainRead(*Side)) {
+    if (!plainRead(*Side) || i8BesideHalf(*Side, Side == &Row ? Col : Row)) {
       // (A factor of indices alone, (k <= i), reads nothing to name.)
       std::string Reads;
       for (const ast::Expr *F : *Side)
@@ -164,6 +179,12 @@ const LoadNode *plainLoad(const std::vector<Expr> &Side) {
   return E->Kind == ExprKind::Load ? static_cast<const LoadNode *>(E.get()) : nullptr;
 }
 
+/// As the AST's: a plain load of i8 beside a plain load of a 16-bit float.
+bool i8BesideHalf(const std::vector<Expr> &Side, const std::vector<Expr> &Other) {
+  const LoadNode *A = plainLoad(Side), *B = plainLoad(Other);
+  return A && B && A->Type == DType::I8 && half(B->Type);
+}
+
 /// Whether every value of E is a value of T, so that storing it as T loses
 /// nothing: loads of T (and of i8, for a 16-bit T), casts to T, and what
 /// relu, abs, negation, min and max with constants of T and selects make
@@ -207,8 +228,6 @@ Expr product(const std::vector<Expr> &Side) {
   return P;
 }
 
-bool half(DType T) { return T == DType::F16 || T == DType::BF16; }
-
 class Stager {
 public:
   Stager(Func &F, const std::vector<PrologueSite> &Sites) : F(F), Sites(Sites), Names(F) {}
@@ -229,7 +248,8 @@ public:
         return S;
       (UsesN ? Col : Row).push_back(X);
     }
-    if (Row.empty() || Col.empty() || (plainLoad(Row) && plainLoad(Col)))
+    bool Mixed = i8BesideHalf(Row, Col) || i8BesideHalf(Col, Row);
+    if (Row.empty() || Col.empty() || (plainLoad(Row) && plainLoad(Col) && !Mixed))
       return S;
     // Where every result is stored as a 16-bit float, a side may be
     // rounded to one.
@@ -242,7 +262,7 @@ public:
     std::vector<std::pair<Buffer, Stmt>> Staged;
     for (bool RowSide : {true, false}) {
       std::vector<Expr> &Side = RowSide ? Row : Col;
-      if (plainLoad(Side))
+      if (plainLoad(Side) && !i8BesideHalf(Side, RowSide ? Col : Row))
         continue;
       // Its indices: the batch loops it uses, then m (n) and k, the order
       // a plain operand has (k fastest on the row side, n on the column).

@@ -5,6 +5,8 @@
 //     C[m, n] += relu(A[m, k]) * B[k, n]
 //     C[m, n] += A[m, k] * s[k] * B[k, n]
 //     C[m, n] += f16(Aq[m, k]) * B[k, n]
+// or whose plain i8 side stands beside a 16-bit float one
+//     C[m, n] += X[m, k] * Wq[k, n]          (Wq: i8, X: f16)
 // computes that side (the factors that use k and m, with those of k
 // alone; or k and n) first, into a temporary over its indices, in a launch
 // of its own (map-elementwise's: one read and one write of the operand).
