@@ -312,8 +312,8 @@ private:
     Value L = convert(eval(*B.LHS), B.LHS->Type, arithmeticOrSame(T));
     Value R = convert(eval(*B.RHS), B.RHS->Type, arithmeticOrSame(T));
     Value V = binary(B.Op, T, L, R);
-    V.S = std::fabs(asDouble(V, isFloat(T) && !isComparison(B.Op) ? T : DType::I64));
-    if (!isFloat(T) || isComparison(B.Op))
+    V.S = std::fabs(asDouble(V, B.Type));
+    if (!isFloat(B.Type)) // integers, and the bools of comparisons
       return V;
     switch (B.Op) {
     case ast::BinaryOp::Add:
@@ -329,20 +329,6 @@ private:
     default: break;
     }
     return V;
-  }
-
-  static bool isComparison(ast::BinaryOp Op) {
-    switch (Op) {
-    case ast::BinaryOp::Lt:
-    case ast::BinaryOp::Le:
-    case ast::BinaryOp::Gt:
-    case ast::BinaryOp::Ge:
-    case ast::BinaryOp::Eq:
-    case ast::BinaryOp::Ne:
-    case ast::BinaryOp::And:
-    case ast::BinaryOp::Or: return true;
-    default: return false;
-    }
   }
 
   /// The value of L Op R, both of type T (f64 for any float).
