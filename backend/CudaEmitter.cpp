@@ -577,8 +577,12 @@ struct HostStep {
 
 class FuncEmitter {
 public:
-  FuncEmitter(const Func &F, const CudaEmitOptions &Opts, llvm::raw_ostream &OS)
-      : F(F), Opts(Opts), OS(OS) {
+  /// FileNames holds the camel-case names of the file's kernels and
+  /// launch constants so far; this one's are added.
+  FuncEmitter(const Func &F, const CudaEmitOptions &Opts, llvm::raw_ostream &OS,
+              llvm::StringSet<> &FileNames)
+      : F(F), Opts(Opts), OS(OS), FileNames(FileNames),
+        CamelName(uniqueName(camelCase(F.Name), "Plan")) {
     for (const std::string &S : F.Sizes)
       Sizes.insert(S);
     for (const Buffer &B : F.Params)
@@ -617,6 +621,9 @@ private:
   const Func &F;
   const CudaEmitOptions &Opts;
   llvm::raw_ostream &OS;
+  llvm::StringSet<> &FileNames;
+  /// F's name in the host code's identifiers (SoftmaxPlan, runSoftmax).
+  std::string CamelName;
   llvm::StringSet<> Sizes;
   llvm::StringMap<const Buffer *> Globals;
   std::vector<Launch> Launches;
@@ -638,7 +645,16 @@ private:
   std::string kernelName(const Launch &L, bool General = false) const {
     return Opts.SymbolPrefix + F.Name + "_" + L.Node->Name + (General ? "_general" : "");
   }
-  std::string camelName() const { return camelCase(F.Name); }
+  std::string camelName() const { return CamelName; }
+  /// Stem + Suffix, or with a number before Suffix where FileNames has it:
+  /// names that differ only in case or underscores (y and Y, a_b and aB)
+  /// camel-case alike. Returns the stem so numbered.
+  std::string uniqueName(const std::string &Stem, llvm::StringRef Suffix) {
+    std::string S = Stem;
+    for (unsigned I = 2; !FileNames.insert(S + Suffix.str()).second; ++I)
+      S = Stem + std::to_string(I);
+    return S;
+  }
 
   llvm::raw_ostream &line() { return OS.indent(Indent * 2); }
   void lineComment(unsigned Line);
@@ -1202,7 +1218,7 @@ void FuncEmitter::emitKernels() {
     Cur = &L;
     CurLine = 0;
     int64_t Threads = L.Shape.Block[0] * L.Shape.Block[1] * L.Shape.Block[2];
-    std::string Const = "k" + Camel + camelCase(L.Node->Name) + "Threads";
+    std::string Const = uniqueName("k" + Camel + camelCase(L.Node->Name), "Threads") + "Threads";
     OS << "\n// Launch " << L.Index << " of " << F.Name << ", '" << L.Node->Name << "' ("
        << launchClassName(L.Node->Class) << "): blocks of " << L.Shape.Block[0] << " x "
        << L.Shape.Block[1] << " x " << L.Shape.Block[2] << " threads";
@@ -1704,8 +1720,9 @@ std::string emitCuda(const Module &M, const CudaEmitOptions &Opts, llvm::raw_ost
   // Kernel names that are another kernel's name plus a suffix tdslc adds
   // (softmax and softmax_launch_info) would define one symbol twice.
   llvm::StringMap<std::string> DefinedBy;
+  llvm::StringSet<> FileNames;
   for (const Func &F : M.Funcs) {
-    FuncEmitter E(F, Opts, BS);
+    FuncEmitter E(F, Opts, BS, FileNames);
     if (std::string Err = E.analyze(); !Err.empty()) {
       if (Internal)
         *Internal = true;
