@@ -146,7 +146,7 @@ EpilogueMaps planEpilogue(const KernelGraph &G, const std::vector<unsigned> &Mem
     J.add(M, Same);
   }
   // The maps reading the results, through those computed where they are
-  // read: all of them join, or none.
+  // read (the readers): all of them join, or none.
   std::vector<unsigned> Readers;
   std::function<void(unsigned)> Visit = [&](unsigned Id) {
     for (unsigned C : G.Nodes[Id].Consumers)
@@ -157,30 +157,24 @@ EpilogueMaps planEpilogue(const KernelGraph &G, const std::vector<unsigned> &Mem
   };
   for (unsigned M : Members)
     Visit(M);
-  llvm::sort(Readers);
-  for (unsigned C : Readers) {
-    std::vector<unsigned> At;
-    if (std::string Why = J.join(G.Nodes[C], At); !Why.empty()) {
-      E.Refusal = Why;
-      E.Maps.clear();
-      E.At.clear();
-      return E;
-    }
-    J.add(C, At);
-    E.Maps.push_back(C);
-    E.At.push_back(std::move(At));
-  }
-  // The elementwise maps reading what joined maps write join where they
+  // In statement order, so that a reader may read a map that joined
+  // before it (H = acc + 1; G = H * 2; J = G + acc: J waits for G). The
+  // elementwise maps reading only what joined maps write join where they
   // can; the others read it from memory (and every other reader, a
   // reduction or a contraction, does).
   for (const Node &C : G.Nodes) {
-    if (C.Id <= P.Id || J.joined(C.Id) || Inlined[C.Id] || C.Class != NodeClass::Map ||
-        C.S->Op != ast::AssignOp::Assign || !J.reaches(C.Id))
+    bool Reader = llvm::is_contained(Readers, C.Id);
+    if (!Reader && (C.Id <= P.Id || J.joined(C.Id) || Inlined[C.Id] ||
+                    C.Class != NodeClass::Map || C.S->Op != ast::AssignOp::Assign ||
+                    !J.reaches(C.Id)))
       continue;
     std::vector<unsigned> At;
     if (std::string Why = J.join(C, At); !Why.empty()) {
-      E.Apart.push_back({C.Id, Why});
-      continue;
+      if (!Reader) {
+        E.Apart.push_back({C.Id, Why});
+        continue;
+      }
+      return EpilogueMaps{Why, {}, {}, {}};
     }
     J.add(C.Id, At);
     E.Maps.push_back(C.Id);
