@@ -15,6 +15,17 @@ bool plain(const ast::Affine &A) {
   return A.Constant == 0 && A.Coeffs.size() == 1 && A.Coeffs.begin()->second == 1;
 }
 
+/// R as the map being checked reads it: through maps computed where they
+/// are read, R's plain indices renamed to that map's (Sub).
+std::string seenText(const Read &R, const std::map<std::string, std::string> &Sub) {
+  Read Seen = R;
+  for (ast::Affine &A : Seen.Map)
+    if (plain(A))
+      if (auto It = Sub.find(A.Coeffs.begin()->first); It != Sub.end())
+        A = ast::Affine::symbol(It->second);
+  return readText(Seen);
+}
+
 /// Whether a map may join the epilogue of contraction P: the nodes that
 /// have joined (P's siblings and the maps so far), each with the position
 /// of P's output index that each of its indices runs at.
@@ -48,6 +59,7 @@ public:
     CPos.clear();
     First = nullptr;
     FirstIn = nullptr;
+    FirstText.clear();
     std::map<std::string, std::string> Same;
     for (const std::string &I : C.Domain)
       Same[I] = I;
@@ -58,10 +70,10 @@ public:
     for (const std::string &I : C.Domain) {
       auto It = CPos.find(I);
       if (It == CPos.end())
-        return Who + " reads " + readText(*First) + " at fewer indices than it writes";
+        return Who + " reads " + FirstText + " at fewer indices than it writes";
       if (!Taken.insert(It->second).second || !C.S->Ranges.count(I) ||
           C.S->Ranges.at(I) != P.S->Ranges.at(P.Domain[It->second]))
-        return Who + " reads " + readText(*First) + ", not at the contraction's indices";
+        return Who + " reads " + FirstText + ", not at the contraction's indices";
       At.push_back(It->second);
     }
     return "";
@@ -78,6 +90,7 @@ private:
   std::map<std::string, unsigned> CPos;
   const Read *First = nullptr;
   const Node *FirstIn = nullptr;
+  std::string FirstText; ///< First as C reads it (seenText)
 
   /// The reads of X, a map computed where C reads it (or C itself), whose
   /// indices are C's Sub (null where X reads nothing joined).
@@ -86,8 +99,9 @@ private:
       if (joined(R.Producer)) {
         // (Two subscripts of one tensor in one value are compared as
         // written.)
+        std::string Text = seenText(R, *Sub);
         if (First && FirstIn == &X && First->Producer == R.Producer && First->Map != R.Map)
-          return Who + " reads " + readText(*First) + " and " + readText(R) +
+          return Who + " reads " + FirstText + " and " + Text +
                  ", two elements of the result at one point";
         std::set<std::string> Seen;
         const Node &Y = G.Nodes[R.Producer];
@@ -95,16 +109,17 @@ private:
           const ast::Affine &A = R.Map[D];
           auto Name = plain(A) ? Sub->find(A.Coeffs.begin()->first) : Sub->end();
           if (Name == Sub->end() || !Seen.insert(Name->second).second)
-            return Who + " reads " + readText(R) + ", not at the contraction's indices";
+            return Who + " reads " + Text + ", not at the contraction's indices";
           unsigned Want = Pos.at(Y.Id).at(Y.Domain[D]);
           auto [It, New] = CPos.try_emplace(Name->second, Want);
           if (!New && It->second != Want)
-            return Who + " reads " + readText(*First) + " and " + readText(R) +
+            return Who + " reads " + FirstText + " and " + Text +
                    ", two elements of the result at one point";
         }
         if (!First) {
           First = &R;
           FirstIn = &X;
+          FirstText = Text;
         }
       } else if (inlined(R.Producer)) {
         const Node &Y = G.Nodes[R.Producer];
