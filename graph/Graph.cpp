@@ -98,20 +98,23 @@ NodeClass classify(const Stmt &S) {
       }
       if (Reduces && llvm::all_of(Used, [&](const auto &U) { return U == Used.front(); })) {
         Sides.push_back(Used.front());
-        if (!Used.front().empty())
-          for (const Read &R : Reads)
-            AlongRows &= !R.Map.empty() && usesAny({R.Map.back()}, S.Reduced);
+        // (A read free of the reduced indices, mx[r] in exp(X[r, c] -
+        // mx[r]), is one value per row.)
+        for (const Read &R : Reads)
+          if (usesAny(R.Map, S.Reduced))
+            AlongRows &= usesAny({R.Map.back()}, S.Reduced);
       }
     }
     bool Differ = llvm::any_of(Sides, [&](const std::vector<std::string> &X) {
       return X != Sides.front();
     });
-    // A weight along the reduced index alone (w[c] in X[r, c] * w[c], the
-    // vector of a GEMV) beside sides that all read every output index,
-    // the reduced one last, is a row reduction: each row read once along
-    // its contiguous index, like a plain one.
-    bool Weighted = AlongRows && llvm::all_of(Sides, [&](const std::vector<std::string> &X) {
-                      return X.empty() || X.size() == S.Indices.size();
+    // A weight along the reduced index (w[c] in X[r, c] * w[c], the
+    // vector of a GEMV, x[z, k] of a batched one) beside a side that reads
+    // every output index, all read with the reduced index last, is a row
+    // reduction: each row read once along its contiguous index, like a
+    // plain one, the weight's row shared by the rows that read it.
+    bool Weighted = AlongRows && llvm::any_of(Sides, [&](const std::vector<std::string> &X) {
+                      return X.size() == S.Indices.size();
                     });
     return S.Op == AssignOp::Add && Differ && !Weighted ? NodeClass::Contraction
                                                         : NodeClass::Reduction;
