@@ -240,8 +240,11 @@ std::vector<RowChainNodes> findRowChains(const KernelGraph &G, const std::vector
       HeldOutputs = std::move(Held);
       Recomputed = std::move(Again);
     }
-    // 2. An intermediate read outside the chain must be stored: the chain
-    //    ends before the member that writes it.
+    // 2. A value per row that a launch after the chain reads is stored by
+    //    the chain (a few bytes a row) and held for its later members
+    //    like an output per row.
+    std::vector<std::string> Stored;
+    std::vector<std::pair<unsigned, std::string>> StoredWhy;
     for (size_t M = 0; M < Members.size(); ++M) {
       const Node &N = G.Nodes[Members[M]];
       if (!N.writesIntermediate() || N.Domain.size() != Rows)
@@ -252,14 +255,13 @@ std::vector<RowChainNodes> findRowChains(const KernelGraph &G, const std::vector
           Readers, [&](unsigned R) { return !llvm::is_contained(Members, R); });
       if (Outside == Readers.end())
         continue;
-      if (Members.size() >= 2)
-        Say(N.Id,
-            "ends the row chain of '" + Start.target() + "' before it: '" +
-                G.Nodes[*Outside].target() + "' (line " + std::to_string(G.Nodes[*Outside].Line) +
-                ") reads it outside the chain",
-            true);
-      Members.resize(M);
-      break;
+      Stored.push_back(N.target());
+      StoredWhy.push_back({N.Id, "is stored by the row chain of '" + Start.target() + "': '" +
+                                     G.Nodes[*Outside].target() + "' (line " +
+                                     std::to_string(G.Nodes[*Outside].Line) +
+                                     ") reads it after the chain"});
+      if (llvm::any_of(Readers, [&](unsigned R) { return llvm::is_contained(Members, R); }))
+        HeldOutputs.push_back(N.target());
     }
     bool AnyReduction = llvm::any_of(
         Members, [&](unsigned M) { return G.Nodes[M].Class == NodeClass::Reduction; });
@@ -273,12 +275,10 @@ std::vector<RowChainNodes> findRowChains(const KernelGraph &G, const std::vector
     for (const std::string &T : Recomputed)
       if (llvm::any_of(Members, [&](unsigned M) { return G.Nodes[M].target() == T; }))
         C.Recomputed.push_back(T);
-    // Outputs read by a member cut off in step 2 are not held.
-    for (const std::string &O : HeldOutputs)
-      if (llvm::any_of(Members, [&](unsigned M) { return G.Nodes[M].target() == O; }))
-        C.HeldOutputs.push_back(O);
+    C.HeldOutputs = HeldOutputs;
     for (unsigned M : Members)
-      if (G.Nodes[M].writesIntermediate() && G.Nodes[M].Domain.size() == Rows)
+      if (G.Nodes[M].writesIntermediate() && G.Nodes[M].Domain.size() == Rows &&
+          !llvm::is_contained(Stored, G.Nodes[M].target()))
         C.RowLocal.push_back(G.Nodes[M].target());
     std::string Held;
     for (const std::string &L : C.RowLocal)
@@ -295,6 +295,8 @@ std::vector<RowChainNodes> findRowChains(const KernelGraph &G, const std::vector
       }
       Say(Members[M], "is computed in the row chain of '" + Start.target() + "'", false);
     }
+    for (const auto &[Id, Text] : StoredWhy)
+      Say(Id, Text, false);
     Chains.push_back(std::move(C));
     I += Members.size();
   }
