@@ -24,9 +24,9 @@
 // neither heads a chain nor joins one: the lanes of a row would read it
 // with a stride, where reduce-rows alone reads it coalesced. A value per
 // row may be an output (log-softmax's
-// log-sum-exp): it is held as well as stored. A chain member
-// whose intermediate a later statement outside the chain reads ends it
-// before that member, so every value held per row is read only inside.
+// log-sum-exp): it is held as well as stored, and so is an intermediate
+// per row that a statement after the chain reads (softmax's max read by a
+// column sum).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TDSL_GRAPH_ROWCHAIN_H
