@@ -24,12 +24,14 @@ sys.path.insert(0, os.path.join(REPO, "bench"))
 RUNGS = [
     ("1-fuse=off", ["fuse=off"]),
     ("2-+inline", ["fuse_epilogue=off", "fuse_factor=off", "fuse_prologue=off", "fuse_siblings=off",
-                   "fuse_rows=off"]),
-    ("3-+epilogue", ["fuse_factor=off", "fuse_prologue=off", "fuse_siblings=off", "fuse_rows=off"]),
-    ("4-+factor", ["fuse_prologue=off", "fuse_siblings=off", "fuse_rows=off"]),
-    ("5-+prologue", ["fuse_siblings=off", "fuse_rows=off"]),
-    ("6-+siblings", ["fuse_rows=off"]),
-    ("7-+rows", []),
+                   "fuse_rows=off", "fuse_beside=off"]),
+    ("3-+epilogue", ["fuse_factor=off", "fuse_prologue=off", "fuse_siblings=off", "fuse_rows=off",
+                     "fuse_beside=off"]),
+    ("4-+factor", ["fuse_prologue=off", "fuse_siblings=off", "fuse_rows=off", "fuse_beside=off"]),
+    ("5-+prologue", ["fuse_siblings=off", "fuse_rows=off", "fuse_beside=off"]),
+    ("6-+siblings", ["fuse_rows=off", "fuse_beside=off"]),
+    ("7-+rows", ["fuse_beside=off"]),
+    ("8-+beside", []),
 ]
 
 

@@ -1,6 +1,7 @@
 //===- Fuse.cpp - Which statements of a kernel graph share a launch -------===//
 #include "graph/Fuse.h"
 #include "graph/Epilogue.h"
+#include "graph/MapGroup.h"
 #include "graph/Prologue.h"
 #include "graph/RowChain.h"
 #include "graph/Siblings.h"
@@ -32,6 +33,8 @@ FusionOptions fusionOptions(const ast::Kernel &K, const std::vector<ir::Knob> &C
       O.Siblings = Word == "on";
     else if (Key == "fuse_rows")
       O.Rows = Word == "on";
+    else if (Key == "fuse_beside")
+      O.Beside = Word == "on";
   };
   if (K.Sched)
     for (const ast::ScheduleEntry &E : K.Sched->Entries)
@@ -345,15 +348,37 @@ FusionPlan planFusion(const KernelGraph &G, const FusionOptions &O) {
     LC.Rows = C.Rows;
     P.Lower.RowChains.push_back(std::move(LC));
   }
+  // Maps beside one another: consecutive maps over one domain that read
+  // a tensor alike, lowered as a chain whose rows are the whole domain.
+  std::vector<int> BesideOf(N, -1);
+  if (O.Enabled && O.Beside) {
+    std::vector<unsigned> Free;
+    for (unsigned Id : Roots)
+      if (ChainOf[Id] < 0)
+        Free.push_back(Id);
+    for (const std::vector<unsigned> &Gr : findMapGroups(G, Free, Inlined, P.Why, P.Refused)) {
+      LowerPlan::RowChain LC;
+      for (unsigned M : Gr) {
+        LC.Members.push_back(G.Nodes[M].S);
+        if (M != Gr.front())
+          BesideOf[M] = static_cast<int>(Gr.front());
+      }
+      LC.Rows = G.Nodes[Gr.front()].Domain.size();
+      P.Lower.RowChains.push_back(std::move(LC));
+    }
+  }
   // Groups: each node not inlined roots one, but an epilogue map joins
   // its contraction's and a chain member its chain's; an inlined node
   // belongs to the groups of its readers, through any inlined readers
   // between.
   P.GroupOf.assign(N, -1);
   for (unsigned Id : Roots)
-    if (ChainOf[Id] < 0 || ChainOf[Id] == static_cast<int>(Id)) {
+    if (BesideOf[Id] >= 0) {
+      P.GroupOf[Id] = P.GroupOf[BesideOf[Id]];
+      P.Groups[P.GroupOf[Id]].Beside.push_back(Id);
+    } else if (ChainOf[Id] < 0 || ChainOf[Id] == static_cast<int>(Id)) {
       P.GroupOf[Id] = static_cast<int>(P.Groups.size());
-      P.Groups.push_back({Id, {}, {}, {}, {}, PrologueOf[Id]});
+      P.Groups.push_back({Id, {}, {}, {}, {}, {}, PrologueOf[Id]});
     } else {
       P.GroupOf[Id] = P.GroupOf[ChainOf[Id]];
       P.Groups[P.GroupOf[Id]].Chain.push_back(Id);

@@ -50,6 +50,10 @@
 //            its order, within the dtype's tolerance; on small integers it
 //            is exact.
 //
+//   beside   Consecutive maps over the same domain that read a tensor at
+//            the same subscripts are one launch, each such tensor read
+//            once (graph/MapGroup.h).
+//
 //   prologue A contraction's side that is a function of a tile operand
 //            (relu(A[m, k]), A[m, k] * s[k], f16(Aq[m, k])) is computed
 //            first, in a launch of its own, into a temporary that the
@@ -59,7 +63,8 @@
 // intermediate's dtype as the store did, and so is the accumulator an
 // epilogue reads. Knobs: `fuse = off` lowers every statement on its own,
 // as before this stage; `fuse_inline`, `fuse_epilogue`, `fuse_factor`,
-// `fuse_prologue`, `fuse_siblings` and `fuse_rows = off` turn one rule off.
+// `fuse_prologue`, `fuse_siblings`, `fuse_rows` and `fuse_beside = off` turn
+// one rule off.
 //
 // Requires: a checked kernel (sema has filled every field) and its graph.
 // Ensures: a plan under which lowering computes what the unfused kernel
@@ -99,6 +104,7 @@ struct FusionOptions {
   bool Prologue = true; ///< fuse_prologue
   bool Siblings = true; ///< fuse_siblings
   bool Rows = true;     ///< fuse_rows
+  bool Beside = true;   ///< fuse_beside
 };
 /// The options kernel K's schedule block and then CommandLine pin (the
 /// last value of a key wins; an invalid one is checkSchedule's to report).
@@ -115,6 +121,7 @@ struct Group {
   std::vector<unsigned> Epilogue;
   std::vector<unsigned> Inlined;
   std::vector<unsigned> Chain;
+  std::vector<unsigned> Beside; ///< maps over its domain in its launch
   std::vector<std::string> Prologue;
 };
 

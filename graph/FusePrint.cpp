@@ -47,6 +47,7 @@ void printGraph(const KernelGraph &G, const FusionPlan &P, llvm::raw_ostream &OS
     Nodes("its siblings", Gr.Siblings);
     Nodes("its epilogue", Gr.Epilogue);
     Nodes("its row chain", Gr.Chain);
+    Nodes("beside it", Gr.Beside);
     Nodes("computing inside it", Gr.Inlined);
     for (const std::string &Reads : Gr.Prologue)
       OS << ", after its prologue over " << Reads << " (a launch of its own)";

@@ -37,6 +37,39 @@ bool usesAny(const std::vector<Affine> &Map, const std::vector<std::string> &Nam
 
 namespace {
 
+/// A with each index that Map names replaced by its form there.
+Affine compose(const Affine &A, const IndexSub &Map) {
+  Affine Out = Affine::constant(A.Constant);
+  for (const auto &[I, K] : A.Coeffs) {
+    auto It = Map.find(I);
+    Out = Out + (It == Map.end() ? Affine::symbol(I) : It->second).scaled(K);
+  }
+  return Out;
+}
+
+} // namespace
+
+void flatReads(const KernelGraph &G, const Node &E, const std::vector<bool> &Inlined,
+               const IndexSub &Map, std::vector<FlatRead> &Out) {
+  for (const Read &R : E.Reads) {
+    std::vector<Affine> Subs;
+    for (const Affine &A : R.Map)
+      Subs.push_back(compose(A, Map));
+    if (R.Producer < 0 || !Inlined[R.Producer]) {
+      Out.push_back({&R, std::move(Subs)});
+      continue;
+    }
+    // The inlined map's indices become this read's subscripts.
+    const Node &P = G.Nodes[R.Producer];
+    IndexSub In;
+    for (size_t D = 0; D < P.Domain.size() && D < Subs.size(); ++D)
+      In[P.Domain[D]] = Subs[D];
+    flatReads(G, P, Inlined, In, Out);
+  }
+}
+
+namespace {
+
 /// Every tensor read in E, in evaluation order.
 void collectReads(const Expr &E, std::vector<Read> &Out) {
   forEachExpr(E, [&](const Expr &X) {

@@ -25,6 +25,7 @@
 #include "frontend/AST.h"
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,22 @@ std::string readText(const Read &R);
 
 /// Whether subscripts Map use any of the index names Names.
 bool usesAny(const std::vector<ast::Affine> &Map, const std::vector<std::string> &Names);
+
+/// Index names and the affine forms that replace them.
+using IndexSub = std::map<std::string, ast::Affine>;
+
+/// A read of a node's value, through the maps it reads that are computed
+/// where they are read: the tensor read and its subscripts as affine forms
+/// of the node's indices.
+struct FlatRead {
+  const Read *R;
+  std::vector<ast::Affine> Map;
+};
+
+/// The reads of node E's value (its indices renamed by Map), through the
+/// nodes Inlined marks, appended to Out in evaluation order.
+void flatReads(const KernelGraph &G, const Node &E, const std::vector<bool> &Inlined,
+               const IndexSub &Map, std::vector<FlatRead> &Out);
 
 } // namespace tdsl::graph
 

@@ -10,44 +10,6 @@ namespace tdsl::graph {
 
 namespace {
 
-using Sub = std::map<std::string, ast::Affine>;
-
-/// A with each index that Map names replaced by its form there.
-ast::Affine compose(const ast::Affine &A, const Sub &Map) {
-  ast::Affine Out = ast::Affine::constant(A.Constant);
-  for (const auto &[I, K] : A.Coeffs) {
-    auto It = Map.find(I);
-    Out = Out + (It == Map.end() ? ast::Affine::symbol(I) : It->second).scaled(K);
-  }
-  return Out;
-}
-
-/// A read of node E's value, through the inlined maps it reads: the tensor
-/// read and its subscripts as affine forms of E's indices.
-struct FlatRead {
-  const Read *R;
-  std::vector<ast::Affine> Map;
-};
-
-void flatReads(const KernelGraph &G, const Node &E, const std::vector<bool> &Inlined,
-               const Sub &Map, std::vector<FlatRead> &Out) {
-  for (const Read &R : E.Reads) {
-    std::vector<ast::Affine> Subs;
-    for (const ast::Affine &A : R.Map)
-      Subs.push_back(compose(A, Map));
-    if (R.Producer < 0 || !Inlined[R.Producer]) {
-      Out.push_back({&R, std::move(Subs)});
-      continue;
-    }
-    // The inlined map's indices become this read's subscripts.
-    const Node &P = G.Nodes[R.Producer];
-    Sub In;
-    for (size_t D = 0; D < P.Domain.size() && D < Subs.size(); ++D)
-      In[P.Domain[D]] = Subs[D];
-    flatReads(G, P, Inlined, In, Out);
-  }
-}
-
 enum class Role { Reduction, RowMap, ElementMap };
 
 /// The shape of a chain: the ranges of its rows and of its columns.

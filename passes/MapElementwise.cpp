@@ -15,6 +15,9 @@ using namespace ir;
 
 namespace {
 
+/// The statements in order: the one itself where there is one.
+Stmt seq(std::vector<Stmt> Stmts) { return Stmts.size() == 1 ? Stmts[0] : block(std::move(Stmts)); }
+
 /// True if E loads Buffer.
 bool readsBuffer(const Expr &E, const std::string &Buffer) {
   return llvm::any_of(loadsOf(E), [&](const Expr &L) {
@@ -28,17 +31,31 @@ public:
       : F(F), Names(F), Threads(Threads), PinnedItems(PinnedItems), MaxBlocks(MaxBlocks) {}
 
   Stmt map(const Stmt &S) {
-    // 1. Match: outer serial loops around one store whose value does not
-    //    read the stored buffer.
+    // 1. Match: outer serial loops around one store, or a block of them
+    //    (maps beside one another, graph/MapGroup.h), whose values read
+    //    none of the stored buffers.
     LoopRun Run = outerSerialLoops(S);
-    if (Run.Loops.empty() || Run.Inner->Kind != StmtKind::Store)
+    if (Run.Loops.empty())
       return S;
-    const auto &St = static_cast<const StoreNode &>(*Run.Inner);
-    if (readsBuffer(St.Value, St.Buffer)) {
-      remark("map-elementwise", S->SrcLine,
-             "the value reads '" + St.Buffer + "', which the statement writes; left to map-to-gpu");
+    std::vector<const StoreNode *> Sts;
+    if (Run.Inner->Kind == StmtKind::Store)
+      Sts.push_back(&static_cast<const StoreNode &>(*Run.Inner));
+    else if (Run.Inner->Kind == StmtKind::Block)
+      for (const Stmt &C : static_cast<const BlockNode &>(*Run.Inner).Stmts) {
+        if (C->Kind != StmtKind::Store)
+          return S;
+        Sts.push_back(&static_cast<const StoreNode &>(*C));
+      }
+    if (Sts.empty())
       return S;
-    }
+    for (const StoreNode *St : Sts)
+      for (const StoreNode *Other : Sts)
+        if (readsBuffer(St->Value, Other->Buffer)) {
+          remark("map-elementwise", S->SrcLine,
+                 "the value reads '" + Other->Buffer + "', which the statement writes; left to " +
+                     "map-to-gpu");
+          return S;
+        }
     unsigned Line = S->SrcLine;
     if (BX.empty()) {
       BX = Names.fresh("bx");
@@ -48,19 +65,22 @@ public:
       T = Names.fresh("t");
       U = Names.fresh("u");
       V = Names.fresh("v");
-      Val = Names.fresh("val");
       Rnd = Names.fresh("round");
     }
+    // One register array per store: val, val1, ... (each nest's own
+    // scope, so every nest takes them from the first).
+    while (Vals.size() < Sts.size())
+      Vals.push_back(Names.fresh("val"));
     // 2. The wide path, if every tensor along the innermost loop can take
     //    part (widePath), and the scalar path that covers the same elements
     //    when its test fails, or alone.
     Expr Total = flatExtent(Run.Loops);
     Items = PinnedItems.value_or(4);
-    Stmt Wide = widePath(Run, St, Line);
+    Stmt Wide = widePath(Run, Sts, Line);
     // Each block covers Threads * Items runs of W elements on the wide path
     // and as many single elements, in rounds of 4, on the scalar one.
     int64_t PerThread = Wide ? Items * Width : Items;
-    Stmt Scalar = scalarPath(Run, St, PerThread, Wide ? 4 : Items, Line);
+    Stmt Scalar = scalarPath(Run, Sts, PerThread, Wide ? 4 : Items, Line);
     // 3. The note, the grid (grid-stride when max_blocks asks for it), the
     //    block and thread loops.
     std::string What =
@@ -104,7 +124,8 @@ private:
   int64_t Items = 4;                  ///< runs (or elements) per thread
   int64_t Width = 4; ///< elements per run: 16 bytes of the widest wide tensor
   int64_t MaxBlocks;
-  std::string BX, TX, Step, Chunk, T, U, V, Val, Rnd;
+  std::string BX, TX, Step, Chunk, T, U, V, Rnd;
+  std::vector<std::string> Vals; ///< per store: the registers of its values
   Expr WideCond;      ///< when the wide path runs
   std::string WideWhy; ///< WideCond in words
 
@@ -135,16 +156,23 @@ private:
   /// (an f32 division's slow path), and with all 16 unrolled the registers
   /// live across those calls spilled in softmax's and layernorm's stages
   /// (test/backend/no-spills).
-  Stmt scalarPath(const LoopRun &Run, const StoreNode &St, int64_t PerThread, int64_t Count,
-                  unsigned Line) {
-    DType VT = St.Value->Type;
+  Stmt scalarPath(const LoopRun &Run, const std::vector<const StoreNode *> &Sts,
+                  int64_t PerThread, int64_t Count, unsigned Line) {
     int64_t Rounds = PerThread / Count;
     Expr W = Rounds > 1 ? var(Rnd) : nullptr;
-    Stmt Compute = round(Run, PerThread, 1, W, Count, store(Val, {var(U)}, St.Value, Line), Line);
-    Stmt Write = round(Run, PerThread, 1, W, Count,
-                       store(St.Buffer, St.Indices, load(VT, Val, {var(U)}), Line), Line);
-    Stmt Body = allocate(tempBuffer(Val, VT, {intImm(Count)}, MemScope::Register),
-                         block({Compute, Write}), Line);
+    std::vector<Stmt> Values, Stores;
+    for (size_t I = 0; I < Sts.size(); ++I) {
+      unsigned At = Sts[I]->SrcLine; // each store keeps its statement's line
+      Values.push_back(store(Vals[I], {var(U)}, Sts[I]->Value, At));
+      Stores.push_back(store(Sts[I]->Buffer, Sts[I]->Indices,
+                             load(Sts[I]->Value->Type, Vals[I], {var(U)}), At));
+    }
+    Stmt Compute = round(Run, PerThread, 1, W, Count, seq(std::move(Values)), Line);
+    Stmt Write = round(Run, PerThread, 1, W, Count, seq(std::move(Stores)), Line);
+    Stmt Body = block({Compute, Write});
+    for (size_t I = Sts.size(); I-- > 0;)
+      Body = allocate(tempBuffer(Vals[I], Sts[I]->Value->Type, {intImm(Count)}, MemScope::Register),
+                      Body, Line);
     if (Rounds > 1)
       Body = forLoop(Rnd, intImm(0), intImm(Rounds), ForKind::Serial, Body, Line, /*Unroll=*/1);
     return Body;
@@ -171,7 +199,7 @@ private:
   ///    written by a third; vectorize makes the copies single accesses of up
   ///    to 16 bytes.
   /// Null, with a remark, when no access would be wide.
-  Stmt widePath(const LoopRun &Run, const StoreNode &St, unsigned Line) {
+  Stmt widePath(const LoopRun &Run, const std::vector<const StoreNode *> &Sts, unsigned Line) {
     // 1. The staged loads and the wide store.
     const ForNode &In = *Run.Loops.back();
     auto Stageable = [](DType T) {
@@ -179,21 +207,37 @@ private:
     };
     std::vector<Expr> Staged;
     const Buffer *Odd = nullptr; // along the loop, but of another size
-    for (const Expr &L : loadsOf(St.Value)) {
-      const auto &N = static_cast<const LoadNode &>(*L);
-      const Buffer *B = findTensor(F, N.Buffer);
-      if (!B || !contiguousIn(N.Indices, In.Var))
+    for (const StoreNode *St : Sts)
+      for (const Expr &L : loadsOf(St->Value)) {
+        const auto &N = static_cast<const LoadNode &>(*L);
+        const Buffer *B = findTensor(F, N.Buffer);
+        if (!B || !contiguousIn(N.Indices, In.Var))
+          continue;
+        if (!Stageable(B->Type))
+          Odd = B;
+        else if (llvm::none_of(Staged, [&](const Expr &X) { return structurallyEqual(X, L); }))
+          Staged.push_back(L);
+      }
+    // The outputs written in runs: those along the loop (all or none).
+    std::vector<const Buffer *> Outs;
+    for (const StoreNode *St : Sts) {
+      const Buffer *Out = findTensor(F, St->Buffer);
+      if (!Out || !contiguousIn(St->Indices, In.Var))
         continue;
-      if (!Stageable(B->Type))
-        Odd = B;
-      else if (llvm::none_of(Staged, [&](const Expr &X) { return structurallyEqual(X, L); }))
-        Staged.push_back(L);
+      if (!Stageable(Out->Type))
+        Odd = Out;
+      else
+        Outs.push_back(Out);
     }
-    const Buffer *Out = findTensor(F, St.Buffer);
-    bool WideStore = Out && contiguousIn(St.Indices, In.Var);
-    if (WideStore && !Stageable(Out->Type)) {
-      Odd = Out;
-      WideStore = false;
+    bool WideStore = !Outs.empty();
+    if (WideStore && Outs.size() < Sts.size()) {
+      const StoreNode *Strided = *llvm::find_if(Sts, [&](const StoreNode *St) {
+        return llvm::none_of(Outs, [&](const Buffer *B) { return B->Name == St->Buffer; });
+      });
+      remark("map-elementwise", Line,
+             "'" + Strided->Buffer + "' is not written along '" + In.Var +
+                 "' as the others are; one element at a time");
+      return nullptr;
     }
     if (Staged.empty() && !WideStore) {
       remark("map-elementwise", Line,
@@ -213,7 +257,11 @@ private:
     // is 4 bytes (a 2-byte tensor then moves 8 bytes at a time), else 8;
     // beside a 1-byte tensor, 16 bytes of it (a wider tensor moves in
     // several 16-byte accesses: fewer, wider loads of the bytes).
-    int64_t Widest = WideStore ? dtypeBytes(Out->Type) : 0, Narrowest = Widest ? Widest : 16;
+    int64_t Widest = 0, Narrowest = 16;
+    for (const Buffer *Out : Outs) {
+      Widest = std::max<int64_t>(Widest, dtypeBytes(Out->Type));
+      Narrowest = std::min<int64_t>(Narrowest, dtypeBytes(Out->Type));
+    }
     for (const Expr &L : Staged) {
       Widest = std::max<int64_t>(Widest, dtypeBytes(L->Type));
       Narrowest = std::min<int64_t>(Narrowest, dtypeBytes(L->Type));
@@ -241,8 +289,8 @@ private:
     };
     for (const Expr &L : Staged)
       Tensor(static_cast<const LoadNode &>(*L).Buffer);
-    if (WideStore)
-      Tensor(St.Buffer);
+    for (const Buffer *Out : Outs)
+      Tensor(Out->Name);
     std::optional<Expr> Test =
         runTest(F, In.Extent, Wide, Width,
                 [&](DType T) { return std::min<int64_t>(16, Width * dtypeBytes(T)); });
@@ -291,22 +339,29 @@ private:
       }));
       R.Map.push_back({L, load(N.Type, Name, {var(U), var(V)})});
     }
-    DType VT = St.Value->Type;
-    Expr Value = substitute(R.mutate(St.Value), In.Var, C);
-    Copies.push_back(forLoop(V, intImm(0), intImm(Width), ForKind::Serial,
-                             store(Val, {var(U), var(V)}, Value, Line), Line));
-    DType OutType = Out ? Out->Type : VT;
-    Stmt Write = RunCopy(OutType, [&](const Expr &At, const Expr &Reg) {
-      std::vector<Expr> OutIdx;
-      for (const Expr &I : St.Indices)
-        OutIdx.push_back(substitute(I, In.Var, At));
-      return store(St.Buffer, OutIdx, load(VT, Val, {var(U), Reg}), Line);
-    });
+    std::vector<Stmt> Writes;
+    for (size_t I = 0; I < Sts.size(); ++I) {
+      const StoreNode &St = *Sts[I];
+      DType VT = St.Value->Type;
+      Expr Value = substitute(R.mutate(St.Value), In.Var, C);
+      unsigned SL = St.SrcLine; // each store keeps its statement's line
+      Copies.push_back(forLoop(V, intImm(0), intImm(Width), ForKind::Serial,
+                               store(Vals[I], {var(U), var(V)}, Value, SL), SL));
+      const Buffer *Out = findTensor(F, St.Buffer);
+      Writes.push_back(RunCopy(Out ? Out->Type : VT, [&](const Expr &At, const Expr &Reg) {
+        std::vector<Expr> OutIdx;
+        for (const Expr &Ix : St.Indices)
+          OutIdx.push_back(substitute(Ix, In.Var, At));
+        return store(St.Buffer, OutIdx, load(VT, Vals[I], {var(U), Reg}), SL);
+      }));
+    }
     int64_t PerThread = Items * Width;
     Stmt Body = block({round(Run, PerThread, Width, nullptr, Items, block(std::move(Copies)), Line),
-                       round(Run, PerThread, Width, nullptr, Items, Write, Line)});
-    Body = allocate(tempBuffer(Val, VT, {intImm(Items), intImm(Width)}, MemScope::Register), Body,
-                    Line);
+                       round(Run, PerThread, Width, nullptr, Items, seq(std::move(Writes)), Line)});
+    for (size_t I = Sts.size(); I-- > 0;)
+      Body = allocate(tempBuffer(Vals[I], Sts[I]->Value->Type, {intImm(Items), intImm(Width)},
+                                 MemScope::Register),
+                      Body, Line);
     for (auto It = Regs.rbegin(); It != Regs.rend(); ++It)
       Body = allocate(*It, Body, Line);
     return Body;

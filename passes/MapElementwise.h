@@ -1,9 +1,11 @@
 //===- MapElementwise.h - Several elements per thread, loads before stores -===//
 //
 // Requires: valid IR; nests without GPU loops (the naive lowering). A nest it
-//   takes is outer serial loops (rectangular) around ONE store whose value
-//   does not read the stored buffer: elementwise, broadcast and cast
-//   kernels, and the elementwise stages of softmax or layernorm.
+//   takes is outer serial loops (rectangular) around one store, or a block
+//   of stores (maps beside one another, graph/MapGroup.h), whose values
+//   read none of the stored buffers: elementwise, broadcast and cast
+//   kernels, and the elementwise stages of softmax or layernorm. Each
+//   store has its own registers; the loads the values share are made once.
 // Ensures: the same results bit for bit, from one `launch NAME elementwise`
 //   per nest: blocks of
 //   `threads` threads (default 256), several elements per thread in rounds

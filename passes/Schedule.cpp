@@ -61,6 +61,9 @@ const std::vector<KnobSpec> &knobSpecs() {
       {"fuse_rows", "fuse", "on | off",
        "one launch for a row reduction and the reductions and maps over the same rows after it "
        "(softmax, layernorm), the values per row held in registers (default on)"},
+      {"fuse_beside", "fuse", "on | off",
+       "one launch for consecutive maps over the same domain that read a tensor at the same "
+       "subscripts (Y = X * 2; Z = relu(X)), each such tensor read once (default on)"},
       {"tensor_cores", "tile-mma", "auto | on | off",
        "f16, bf16, tf32() and i8 contractions on tensor cores (mma.sync, sm_80 and newer); off gives the "
        "CUDA-core kernel; on also says (--remarks) why a nest that is no contraction was not "
@@ -535,6 +538,7 @@ std::vector<ScheduleProblem> checkSchedule(const Func &F) {
   R.onOff("fuse_prologue");
   R.onOff("fuse_siblings");
   R.onOff("fuse_rows");
+  R.onOff("fuse_beside");
   R.onOff("online_softmax");
   R.onOff("peel_rows");
   R.ints("unroll", 1, 1, 64, &V);
