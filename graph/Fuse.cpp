@@ -356,14 +356,15 @@ FusionPlan planFusion(const KernelGraph &G, const FusionOptions &O) {
     for (unsigned Id : Roots)
       if (ChainOf[Id] < 0)
         Free.push_back(Id);
-    for (const std::vector<unsigned> &Gr : findMapGroups(G, Free, Inlined, P.Why, P.Refused)) {
+    for (const MapGroupNodes &Gr : findMapGroups(G, Free, Inlined, P.Why, P.Refused)) {
       LowerPlan::RowChain LC;
-      for (unsigned M : Gr) {
+      for (unsigned M : Gr.Members) {
         LC.Members.push_back(G.Nodes[M].S);
-        if (M != Gr.front())
-          BesideOf[M] = static_cast<int>(Gr.front());
+        if (M != Gr.Members.front())
+          BesideOf[M] = static_cast<int>(Gr.Members.front());
       }
-      LC.Rows = G.Nodes[Gr.front()].Domain.size();
+      LC.Recomputed.insert(Gr.Recomputed.begin(), Gr.Recomputed.end());
+      LC.Rows = G.Nodes[Gr.Members.front()].Domain.size();
       P.Lower.RowChains.push_back(std::move(LC));
     }
   }

@@ -40,17 +40,6 @@ std::set<std::string> readsByPosition(const KernelGraph &G, const Node &N,
   return Out;
 }
 
-/// The tensors N reads (through inlined maps), by name.
-std::set<std::string> tensorsRead(const KernelGraph &G, const Node &N,
-                                  const std::vector<bool> &Inlined) {
-  std::vector<FlatRead> Reads;
-  flatReads(G, N, Inlined, {}, Reads);
-  std::set<std::string> Out;
-  for (const FlatRead &F : Reads)
-    Out.insert(F.R->Tensor);
-  return Out;
-}
-
 bool sameDomain(const Node &A, const Node &B) {
   if (A.Domain.size() != B.Domain.size())
     return false;
@@ -62,18 +51,17 @@ bool sameDomain(const Node &A, const Node &B) {
 
 } // namespace
 
-std::vector<std::vector<unsigned>> findMapGroups(const KernelGraph &G,
-                                                 const std::vector<unsigned> &Roots,
-                                                 const std::vector<bool> &Inlined,
-                                                 std::vector<std::string> &Why,
-                                                 std::vector<bool> &Refused) {
-  std::vector<std::vector<unsigned>> Groups;
-  std::vector<unsigned> Cur;
+std::vector<MapGroupNodes> findMapGroups(const KernelGraph &G, const std::vector<unsigned> &Roots,
+                                         const std::vector<bool> &Inlined,
+                                         std::vector<std::string> &Why,
+                                         std::vector<bool> &Refused) {
+  std::vector<MapGroupNodes> Groups;
+  MapGroupNodes Cur;
   std::set<std::string> Written, Shared;
   auto Close = [&] {
-    if (Cur.size() >= 2)
+    if (Cur.Members.size() >= 2)
       Groups.push_back(Cur);
-    Cur.clear();
+    Cur = {};
     Written.clear();
     Shared.clear();
   };
@@ -89,40 +77,64 @@ std::vector<std::vector<unsigned>> findMapGroups(const KernelGraph &G,
       Close();
       continue;
     }
-    bool Alike = !Cur.empty() && sameDomain(G.Nodes[Cur.front()], N) &&
-                 llvm::any_of(Reads, [&](const std::string &R) { return Shared.count(R) > 0; });
-    std::set<std::string> Tensors = tensorsRead(G, N, Inlined);
-    auto Reread = llvm::find_if(Tensors, [&](const std::string &T) { return Written.count(T); });
-    if (Alike && Reread != Tensors.end()) {
+    // What earlier members write, read at this map's own element (computed
+    // again) or elsewhere (through memory: the map stays apart).
+    std::string Own;
+    for (size_t D = 0; D < N.Domain.size(); ++D)
+      Own += (D ? ", #" : "#") + std::to_string(D);
+    std::vector<std::string> Again;
+    std::string Elsewhere;
+    for (const std::string &R : Reads) {
+      std::string T = R.substr(0, R.find('['));
+      if (!Written.count(T))
+        continue;
+      if (R == T + "[" + Own + "]")
+        Again.push_back(T);
+      else if (Elsewhere.empty())
+        Elsewhere = R;
+    }
+    bool Alike = !Cur.Members.empty() && sameDomain(G.Nodes[Cur.Members.front()], N) &&
+                 (!Again.empty() ||
+                  llvm::any_of(Reads, [&](const std::string &R) { return Shared.count(R) > 0; }));
+    if (Alike && !Elsewhere.empty()) {
       Refused[Id] = true;
       Why[Id] = (Why[Id].empty() ? "" : Why[Id] + "; ") + "stays apart from '" +
-                G.Nodes[Cur.front()].target() + "': it reads '" + *Reread +
-                "', which that launch writes (every load of a launch of maps runs before its " +
-                "first store)";
+                G.Nodes[Cur.Members.front()].target() + "': it reads " +
+                Elsewhere.substr(0, Elsewhere.find('[')) +
+                ", which that launch writes, at another element";
     }
-    bool Joins = Alike && Reread == Tensors.end();
-    if (!Joins) {
+    if (!Alike || !Elsewhere.empty()) {
       Close();
-      Cur.push_back(Id);
+      Cur.Members.push_back(Id);
       Written.insert(N.target());
       Shared = std::move(Reads);
       continue;
     }
-    Cur.push_back(Id);
+    Cur.Members.push_back(Id);
+    for (const std::string &T : Again)
+      if (!llvm::is_contained(Cur.Recomputed, T))
+        Cur.Recomputed.push_back(T);
     Written.insert(N.target());
     Shared.insert(Reads.begin(), Reads.end());
   }
   Close();
-  for (const std::vector<unsigned> &Gr : Groups) {
+  for (const MapGroupNodes &Gr : Groups) {
     std::string Names;
-    for (unsigned M : Gr)
+    for (unsigned M : Gr.Members)
       Names += (Names.empty() ? "" : ", ") + G.Nodes[M].target();
-    const Node &First = G.Nodes[Gr.front()];
+    const Node &First = G.Nodes[Gr.Members.front()];
     Why[First.Id] = (Why[First.Id].empty() ? "" : Why[First.Id] + "; ") + "runs " + Names +
                     " in one launch over its domain, each tensor they share read once";
-    for (size_t I = 1; I < Gr.size(); ++I)
-      Why[Gr[I]] = (Why[Gr[I]].empty() ? "" : Why[Gr[I]] + "; ") + "is computed beside '" +
-                   First.target() + "', in its launch";
+    for (size_t I = 1; I < Gr.Members.size(); ++I) {
+      const Node &M = G.Nodes[Gr.Members[I]];
+      std::string Again;
+      for (const std::string &T : Gr.Recomputed)
+        if (llvm::any_of(M.Reads, [&](const Read &R) { return R.Tensor == T; }))
+          Again += (Again.empty() ? "" : ", ") + T;
+      Why[M.Id] = (Why[M.Id].empty() ? "" : Why[M.Id] + "; ") + "is computed beside '" +
+                  First.target() + "', in its launch" +
+                  (Again.empty() ? "" : ", computing " + Again + " again where it reads it");
+    }
   }
   return Groups;
 }
