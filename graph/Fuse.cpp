@@ -352,11 +352,19 @@ FusionPlan planFusion(const KernelGraph &G, const FusionOptions &O) {
   // a tensor alike, lowered as a chain whose rows are the whole domain.
   std::vector<int> BesideOf(N, -1);
   if (O.Enabled && O.Beside) {
-    std::vector<unsigned> Free;
-    for (unsigned Id : Roots)
-      if (ChainOf[Id] < 0)
-        Free.push_back(Id);
-    for (const MapGroupNodes &Gr : findMapGroups(G, Free, Inlined, P.Why, P.Refused)) {
+    // Runs of consecutive launches outside the row chains: a chain between
+    // two maps may write what the second reads.
+    std::vector<MapGroupNodes> Found;
+    std::vector<unsigned> Run;
+    for (size_t I = 0; I <= Roots.size(); ++I) {
+      if (I < Roots.size() && ChainOf[Roots[I]] < 0) {
+        Run.push_back(Roots[I]);
+        continue;
+      }
+      llvm::append_range(Found, findMapGroups(G, Run, Inlined, P.Why, P.Refused));
+      Run.clear();
+    }
+    for (const MapGroupNodes &Gr : Found) {
       LowerPlan::RowChain LC;
       for (unsigned M : Gr.Members) {
         LC.Members.push_back(G.Nodes[M].S);
