@@ -26,7 +26,7 @@ import sys
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "python"))
 sys.path.insert(0, os.path.join(REPO, "bench"))
-from schedule_sweep import compile_with, knobs, median_ms, sweep_parser  # noqa: E402
+from schedule_sweep import build_all, compiled_only, knobs, median_ms, sweep_parser  # noqa: E402
 
 try:
     import torch
@@ -153,16 +153,17 @@ def main():
     ap = sweep_parser("fuse=off", "fusion-sweep", "one shape of each kernel")
     ap.add_argument("--only", default=",".join(KERNELS))
     args = ap.parse_args()
+    only = set(args.only.split(","))
+    sources = {k: text for k, text in KERNELS.items() if k in only}
+    if args.compile_only:
+        return compiled_only(args, sources)
     if torch is None or not torch.cuda.is_available():
         print("fusion_sweep: no torch with a CUDA device here; nothing measured")
         return 0
     torch.manual_seed(0)
-    only = set(args.only.split(","))
     variants = {"base": knobs(args.base), "new": knobs(args.new)}
-    tdslcs = {"base": args.base_tdslc, "new": args.new_tdslc}
-    mods = {(k, v): compile_with(tdslcs[v], KERNELS[k], arch=args.arch, schedule=pins,
-                                 cache_dir=args.out)
-            for k in KERNELS if k in only for v, pins in variants.items()}
+    mods = build_all(sources, variants, {"base": args.base_tdslc, "new": args.new_tdslc},
+                     args.arch, args.out)
     print(f"base: {args.base or '(no pins)'} by {args.base_tdslc or 'tdslc'}; "
           f"new: {args.new or '(no pins)'} by {args.new_tdslc or 'tdslc'}")
     print("| kernel | shape | limit ms | base of limit | new of limit | new / base | "

@@ -26,7 +26,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "python"))
 sys.path.insert(0, os.path.join(REPO, "bench"))
 import tdsl  # noqa: E402
-from schedule_sweep import compile_with, knobs, median_ms, sweep_parser  # noqa: E402
+from schedule_sweep import (build_all, compiled_only, knobs, median_ms, suite_source,  # noqa: E402
+                            sweep_parser)
 
 try:
     import torch
@@ -37,12 +38,6 @@ except ImportError:
 SHAPES = [(8192, 8192), (2048, 32000), (128, 131072), (262144, 64), (4096, 50257),
           (1024, 128256), (4096, 393216)]
 KERNELS = ("softmax", "cross_entropy")
-
-
-def build(variants, tdslcs, arch, out, only):
-    return {(k, v): compile_with(tdslcs[v], os.path.join(REPO, "bench", "suite", k + ".tdsl"),
-                                 arch=arch, schedule=pins, cache_dir=out)
-            for k in only for v, pins in variants.items()}
 
 
 def masked_rows(mods, variants, only):
@@ -77,11 +72,13 @@ def main():
     args = ap.parse_args()
     only = [k for k in KERNELS if k in args.only.split(",")]
     variants = {"base": knobs(args.base), "new": knobs(args.new)}
+    if args.compile_only:
+        return compiled_only(args, {k: suite_source(k) for k in only})
     if torch is None or not torch.cuda.is_available():
         print("row_sweep: no torch with a CUDA device here; nothing measured")
         return 0
-    mods = build(variants, {"base": args.base_tdslc, "new": args.new_tdslc}, args.arch, args.out,
-                 only)
+    mods = build_all({k: suite_source(k) for k in only}, variants,
+                     {"base": args.base_tdslc, "new": args.new_tdslc}, args.arch, args.out)
     torch.manual_seed(0)
     bad = masked_rows(mods, variants, only)
     print("rows with -inf: " + ("match torch" if not bad else "MISMATCH " + ", ".join(bad)))

@@ -89,6 +89,33 @@ def compile_with(tdslc, *args, **kwargs):
             os.environ["TDSL_TDSLC"] = saved
 
 
+def build_all(sources, variants, tdslcs, arch, out):
+    """{(kernel, variant): Module}: each source (a path or .tdsl text) compiled
+    once per variant, by that variant's tdslc with its pins."""
+    return {(k, v): compile_with(tdslcs[v], src, arch=arch, schedule=pins, cache_dir=out)
+            for k, src in sources.items() for v, pins in variants.items()}
+
+
+def compiled_only(args, sources):
+    """--compile-only: every library built into --out for --arch, no GPU
+    touched, so that a machine without a compiler finds them in its cache."""
+    if not args.arch:
+        print("--compile-only needs --arch (the cache key holds it)", file=sys.stderr)
+        return 2
+    built = build_all(sources, {"base": knobs(args.base), "new": knobs(args.new)},
+                      {"base": args.base_tdslc, "new": args.new_tdslc}, args.arch, args.out)
+    print(f"built {len(built)} libraries into {args.out} for {args.arch}")
+    return 0
+
+
+SUITE_KERNELS = ("gemm_f16", "gemm_bf16", "gemm_tf32", "gemm_i8", "bgemm_f16", "gemm_bias_gelu",
+                 "gated_mlp")
+
+
+def suite_source(name):
+    return os.path.join(REPO, "bench", "suite", name + ".tdsl")
+
+
 def cases(quick):
     def rand(*shape, dtype=torch.float16):
         if dtype == torch.int8:
@@ -130,11 +157,16 @@ def sweep_parser(base, out, quick):
     ap.add_argument("--arch", default=None, help="default: the GPU's own")
     ap.add_argument("--out", default=os.path.join(REPO, "build", out))
     ap.add_argument("--quick", action="store_true", help=quick)
+    ap.add_argument("--compile-only", action="store_true",
+                    help="build every library into --out for --arch and stop (no torch or GPU "
+                    "needed); carry --out to the GPU machine and pass it the same options")
     return ap
 
 
 def main():
     args = sweep_parser("double_buffer=off", "schedule-sweep", "three f16 shapes only").parse_args()
+    if args.compile_only:
+        return compiled_only(args, {k: suite_source(k) for k in SUITE_KERNELS})
     if torch is None or not torch.cuda.is_available():
         print("schedule_sweep: no torch with a CUDA device here; nothing measured")
         return 0
@@ -150,9 +182,8 @@ def main():
     for name, inputs, peer, shape in cases(args.quick):
         for v, pins in variants.items():
             if (name, v) not in built:
-                built[(name, v)] = compile_with(tdslcs[v],
-                                                os.path.join(REPO, "bench", "suite", name + ".tdsl"),
-                                                arch=args.arch, schedule=pins, cache_dir=args.out)
+                built[(name, v)] = compile_with(tdslcs[v], suite_source(name), arch=args.arch,
+                                                schedule=pins, cache_dir=args.out)
         ref = peer(*inputs).double()
         peer_ms = median_ms(lambda: peer(*inputs))
         ms, bad = {}, []
