@@ -68,6 +68,7 @@ private:
   void epilogue(bool Fuse);
   void siblings(bool Fuse);
   void inlined(bool Fuse);
+  void beside(bool Fuse);
 };
 
 const std::vector<int64_t> RowCounts = {1, 3, 17, 33};
@@ -183,10 +184,55 @@ void ChainGenerator::inlined(bool Fuse) {
   P.Launches = Fuse ? 1 : 2;
 }
 
+/// Maps over one domain that read a tensor alike, each an output (an
+/// activation and its scaled copy, say): one launch, with a later map that
+/// reads an earlier one's output at its own element computing it again.
+/// Missed: the second reads the first's output at another element (it
+/// goes through memory), or reads X transposed (tile-transpose's): two.
+void ChainGenerator::beside(bool Fuse) {
+  bool Rank2 = chance(0.7);
+  std::string I = size("I", RowCounts);
+  std::string J = Rank2 ? (Fuse || chance(0.5) ? size("J", RowLengths) : I) : "";
+  std::vector<std::string> Dims = Rank2 ? std::vector<std::string>{I, J} : std::vector<std::string>{I};
+  std::vector<std::string> Own = Rank2 ? std::vector<std::string>{"i", "j"}
+                                       : std::vector<std::string>{"i"};
+  auto Type = [&] { return pickOf(std::vector<DType>{DType::F32, DType::F16}); };
+  input("X", Type(), Dims);
+  Expr X = at("X", Own);
+  bool Bias = Rank2 && chance(0.5);
+  if (Bias)
+    input("b", Type(), {J});
+  Expr Shifted = Bias ? bin("+", X, at("b", {"j"})) : bin("-", X, lit("1"));
+  output("Y", Type(), Dims);
+  P.Body.push_back(stmt("Y", Own, "=", bin("*", Shifted, lit("2"))));
+  output("Z", Type(), Dims);
+  if (Fuse) {
+    Expr V = call("max", {Shifted, lit("0")});
+    if (chance(0.5))
+      V = bin("+", V, at("Y", Own)); // Y computed again in Z's place
+    P.Body.push_back(stmt("Z", Own, "=", V));
+    if (chance(0.5)) {
+      output("W", Type(), Dims);
+      P.Body.push_back(stmt("W", Own, "=", bin("*", X, X)));
+    }
+    P.Launches = 1;
+    return;
+  }
+  std::vector<std::string> Other = Own;
+  if (J == I && chance(0.5)) {
+    std::swap(Other[0], Other[1]); // X[j, i]: a transposed read
+    P.Body.push_back(stmt("Z", Own, "=", bin("+", at("X", Other), lit("1"))));
+  } else {
+    Other.back() = "0"; // Y's first element of the row
+    P.Body.push_back(stmt("Z", Own, "=", bin("+", at("Y", Other), X)));
+  }
+  P.Launches = 2;
+}
+
 Program ChainGenerator::run() {
   P.Exact = true; // rows() may clear it
   bool Fuse = chance(0.6);
-  switch (std::uniform_int_distribution<int>(0, 3)(Rng)) {
+  switch (std::uniform_int_distribution<int>(0, 4)(Rng)) {
   case 0:
     rows(Fuse);
     break;
@@ -196,8 +242,11 @@ Program ChainGenerator::run() {
   case 2:
     siblings(Fuse);
     break;
-  default:
+  case 3:
     inlined(Fuse);
+    break;
+  default:
+    beside(Fuse);
     break;
   }
   return P;
