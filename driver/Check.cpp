@@ -257,15 +257,17 @@ void compare(const std::string &Name, const ir::TensorData &Ref, const std::vect
 }
 
 /// The first element where Out differs from the naive stage's outputs in
-/// any bit (NaN matches NaN), or "".
+/// any bit (NaN matches NaN, 0 matches -0), or "".
 std::string bitDifference(const std::map<std::string, ir::TensorData> &Naive,
                           const std::map<std::string, ir::TensorData> &Out) {
   for (const auto &[Name, N] : Naive) {
     const ir::TensorData &O = Out.at(Name);
     for (size_t I = 0; I < N.Values.size(); ++I) {
       double A = N.Values[I], B = I < O.Values.size() ? O.Values[I] : NAN;
+      // 0 and -0 count as one: max and min leave the sign of a zero between
+      // them open (as fmaxf does), so a reduction's order may pick either.
       bool Same = (std::isnan(A) && std::isnan(B)) ||
-                  (A == B && std::signbit(A) == std::signbit(B));
+                  (A == B && (A == 0 || std::signbit(A) == std::signbit(B)));
       if (!Same)
         return "not bit-exact: " + Name + indexString(N.Shape, static_cast<int64_t>(I)) +
                " = " + exactString(B) + ", the naive stage gave " +
