@@ -285,8 +285,8 @@ FusionPlan planFusion(const KernelGraph &G, const FusionOptions &O) {
       }
       for (const auto &[C, Why] : E.Apart) {
         P.Why[C] = (P.Why[C].empty() ? "" : P.Why[C] + "; ") +
-                   "keeps its own launch, reading what the epilogue of " + Nd.target() +
-                   " stores: " + Why;
+                   "stays out of the epilogue of " + Nd.target() + ", reading what it stores: " +
+                   Why;
         P.Refused[C] = true;
       }
       std::string Stored;

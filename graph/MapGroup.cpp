@@ -127,9 +127,12 @@ std::vector<MapGroupNodes> findMapGroups(const KernelGraph &G, const std::vector
                     " in one launch over its domain, each tensor they share read once";
     for (size_t I = 1; I < Gr.Members.size(); ++I) {
       const Node &M = G.Nodes[Gr.Members[I]];
+      // Named where M reads them, also through a map computed there.
+      std::vector<FlatRead> Reads;
+      flatReads(G, M, Inlined, {}, Reads);
       std::string Again;
       for (const std::string &T : Gr.Recomputed)
-        if (llvm::any_of(M.Reads, [&](const Read &R) { return R.Tensor == T; }))
+        if (llvm::any_of(Reads, [&](const FlatRead &F) { return F.R->Tensor == T; }))
           Again += (Again.empty() ? "" : ", ") + T;
       Why[M.Id] = (Why[M.Id].empty() ? "" : Why[M.Id] + "; ") + "is computed beside '" +
                   First.target() + "', in its launch" +

@@ -195,7 +195,11 @@ std::vector<RowChainNodes> findRowChains(const KernelGraph &G, const std::vector
         if (llvm::any_of(Reads, [&](const FlatRead &F) {
               return F.R->Producer >= 0 && llvm::is_contained(Members, F.R->Producer);
             }))
-          Say(N.Id, "stays out of the row chain of '" + Start.target() + "': it " + No, true);
+          Say(N.Id,
+              (Members.size() > 1 ? "stays out of the row chain of '"
+                                  : "forms no row chain with '") +
+                  Start.target() + "': it " + No,
+              true);
         break;
       }
       Members.push_back(N.Id);
