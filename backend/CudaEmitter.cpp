@@ -566,6 +566,22 @@ struct Launch {
   }
 };
 
+/// Whether L's block loops along y and z step by the grid's size where
+/// their extents may pass 65535 (tdsl_set_stepped_launch). Not in a
+/// contraction's launch: its tile loop is tuned to the registers and the
+/// pipeline a fixed block index gives, and a batch or a row of tiles past
+/// 65535 is refused there (TDSL_ERROR_TOO_LARGE).
+bool stepsGrid(const Launch &L) {
+  if (L.Node->Class == LaunchClass::Contraction)
+    return false;
+  for (int D = 1; D < 3; ++D) {
+    std::optional<int64_t> G = asConstInt(L.Shape.Grid[D]);
+    if (!G || *G > 65535)
+      return true;
+  }
+  return false;
+}
+
 /// One step of a launcher: allocate a global buffer, launch, or free.
 struct HostStep {
   enum Kind { Alloc, Run, Free } K;
@@ -872,6 +888,28 @@ void FuncEmitter::emitFor(const ForNode &N, ExprWriter &W, bool Last) {
   // loop's extent skip its body.
   std::string Hw, Guard;
   int64_t Ext = asConstInt(N.Extent).value_or(0);
+  // A block loop along y or z whose extent may pass the grid's 65535
+  // steps by the grid's size where the launch allows it (the launcher
+  // stops the grid there): a batch of 100000 transposes runs each block
+  // over two of them.
+  if (stepsGrid(*Cur) && (N.Loop == ForKind::BlockY || N.Loop == ForKind::BlockZ) &&
+      !(Ext > 0 && Ext <= 65535)) {
+    const char *Dim = N.Loop == ForKind::BlockY ? "y" : "z";
+    std::string End = ZeroMin ? W.str(N.Extent, RelPrec - 1)
+                              : W.str(simplifyExpr(add(N.Min, N.Extent)), RelPrec - 1);
+    line() << "// blocks along " << Dim << " stop at 65535: each steps over the rest\n";
+    line() << "for (Index " << V << " = Index(blockIdx." << Dim << ")"
+           << (ZeroMin ? "" : " + " + W.str(N.Min, AddPrec)) << "; " << V << " < " << End << "; "
+           << V << " += Index(gridDim." << Dim << ")) {\n";
+    emitBody(N.Body, W);
+    // Every thread of the block runs the loop alike; the next step's
+    // copies may land in tiles this one still reads.
+    ++Indent;
+    line() << "__syncthreads();\n";
+    --Indent;
+    line() << "}\n";
+    return;
+  }
   switch (N.Loop) {
   case ForKind::BlockX: Hw = "blockIdx.x"; break;
   case ForKind::BlockY: Hw = "blockIdx.y"; break;
@@ -1398,7 +1436,8 @@ void FuncEmitter::emitPlan() {
   emitWorkspaceLayout();
   for (const Launch &L : Launches) {
     OS << "  // launch " << L.Index << "\n";
-    OS << "  if (!tdsl_set_launch(&plan->launches[" << L.Index << "], " << W.str(L.Shape.Grid[0])
+    OS << "  if (!tdsl_set_" << (stepsGrid(L) ? "stepped_" : "") << "launch(&plan->launches["
+       << L.Index << "], " << W.str(L.Shape.Grid[0])
        << ", " << W.str(L.Shape.Grid[1]) << ", " << W.str(L.Shape.Grid[2]) << ", " << L.Shape.Block[0]
        << ", " << L.Shape.Block[1] << ", " << L.Shape.Block[2] << ", "
        << (L.dynamicShared() ? L.Shape.SharedBytes : 0) << "))\n    return TDSL_ERROR_TOO_LARGE;\n";

@@ -669,6 +669,15 @@ inline bool tdsl_set_launch(tdsl_launch_info *info, int64_t gx, int64_t gy, int6
   return true;
 }
 
+// The same for a kernel whose block loops along y and z step by the grid's
+// size (backend/CudaEmitter.cpp): past 65535 blocks there the grid stops
+// and each block runs several steps.
+inline bool tdsl_set_stepped_launch(tdsl_launch_info *info, int64_t gx, int64_t gy, int64_t gz,
+                                    unsigned bx, unsigned by, unsigned bz, size_t shared_bytes) {
+  return tdsl_set_launch(info, gx, gy < 65535 ? gy : 65535, gz < 65535 ? gz : 65535, bx, by, bz,
+                         shared_bytes);
+}
+
 // Threads a launch runs: its flattened index space.
 inline int64_t tdsl_thread_count(const tdsl_launch_info &info) {
   return int64_t(info.grid[0]) * info.grid[1] * info.grid[2] * info.block[0] *
