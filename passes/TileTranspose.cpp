@@ -85,15 +85,15 @@ class Tiler {
 public:
   explicit Tiler(Func &F) : Names(F), Tile(knobInt(F, "transpose_tile", DefaultTile)) {}
 
-  // 1. Match: the row and column loops, a store along the column, its
-  //    T-load (findTransposedLoad); decline with a remark otherwise.
+  // 1. Match: the column loop, a store along it, its T-load and the row
+  //    loop that load's last index follows (findTransposedLoad); decline
+  //    with a remark otherwise.
   // 2. Stage the T-load through a shared tile (stage).
   Stmt tileNest(const Stmt &S) {
     LoopRun Run = outerSerialLoops(S);
     if (Run.Loops.size() < 2 || Run.Inner->Kind != StmtKind::Store)
       return S; // a reduction, a scan, a rank-1 map: not a permute
     const auto &St = static_cast<const StoreNode &>(*Run.Inner);
-    const ForNode &Row = *Run.Loops[Run.Loops.size() - 2];
     const ForNode &Col = *Run.Loops.back();
     unsigned Line = S->SrcLine;
     auto Decline = [&](const llvm::Twine &Why) {
@@ -110,25 +110,29 @@ public:
                        "' (its iterations are not independent outputs)");
 
     std::string Why;
-    Expr TLoad = findTransposedLoad(St, Row.Var, Col.Var, Why);
+    const ForNode *Row = nullptr;
+    Expr TLoad = findTransposedLoad(St, Run, Row, Why);
     if (!TLoad)
       return Decline(Why);
     if (Tile < RowThreads || Tile > MaxTile || Tile % RowThreads)
       return Decline("transpose_tile = " + llvm::Twine(Tile) +
                      " is not a multiple of 8 in [8, 64]");
-    return stage(S, Run, St, TLoad);
+    return stage(S, Run, St, TLoad, *Row);
   }
 
 private:
   NameTable Names;
   int64_t Tile;
 
-  /// The first load of the stored value whose last index follows the row
-  /// loop j and not the column loop i, while another index follows i: the
-  /// read that goes with a stride of a row when consecutive threads take
-  /// consecutive i. Null, with Why set, when there is none.
-  Expr findTransposedLoad(const StoreNode &St, const std::string &Row, const std::string &Col,
+  /// The first load of the stored value whose last index follows one loop
+  /// j of the nest other than the column loop i, while another index
+  /// follows i: the read that goes with a stride when consecutive threads
+  /// take consecutive i. j, the tile's row, may be any loop of the nest
+  /// (NHWC to NCHW reads X[n, h, w, c] along c for Y[n, c, h, w]); the
+  /// others are the batch. Null, with Why set, when there is none.
+  Expr findTransposedLoad(const StoreNode &St, const LoopRun &Run, const ForNode *&Row,
                           std::string &Why) {
+    const std::string &Col = Run.Loops.back()->Var;
     std::vector<ValueLoad> Loads;
     collectLoads(St.Value, false, Loads);
     for (const ValueLoad &VL : Loads) {
@@ -137,18 +141,23 @@ private:
           !llvm::any_of(L.Indices, [&](const Expr &I) { return usesAnyVar(I, {Col}); }))
         continue; // coalesced along i, or the same element for every i
       std::string Text = toString(VL.E);
-      if (!usesAnyVar(L.Indices.back(), {Row}))
-        Why = Why.empty() ? Text + " is strided along '" + Col +
-                                "' but its last index does not "
-                                "use the row loop '" +
-                                Row + "'"
+      std::vector<const ForNode *> Follows;
+      for (size_t D = 0; D + 1 < Run.Loops.size(); ++D)
+        if (usesAnyVar(L.Indices.back(), {Run.Loops[D]->Var}))
+          Follows.push_back(Run.Loops[D]);
+      if (Follows.size() != 1)
+        Why = Why.empty() ? Text + " is strided along '" + Col + "' but its last index follows " +
+                                (Follows.empty() ? "no loop" : "several loops") +
+                                " of the nest"
                           : Why;
       else if (VL.Conditional)
         Why = Text + " is read under a condition; staging it would read it out of range";
       else if (L.Buffer == St.Buffer)
         Why = Text + " reads the buffer the nest writes";
-      else
+      else {
+        Row = Follows.front();
         return VL.E;
+      }
     }
     if (Why.empty())
       Why = "no load in the value stored to " + St.Buffer + " is strided along '" + Col +
@@ -158,11 +167,14 @@ private:
 
   /// The launch: T x 8 threads (tx, ty) per T x T tile, each thread on T / 8
   /// rows of it (r), so that each has several loads in flight.
-  Stmt stage(const Stmt &S, const LoopRun &Run, const StoreNode &St, const Expr &TLoad) {
+  Stmt stage(const Stmt &S, const LoopRun &Run, const StoreNode &St, const Expr &TLoad,
+             const ForNode &Row) {
     unsigned Line = S->SrcLine;
-    const ForNode &Row = *Run.Loops[Run.Loops.size() - 2];
     const ForNode &Col = *Run.Loops.back();
-    std::vector<const ForNode *> Batch(Run.Loops.begin(), Run.Loops.end() - 2);
+    std::vector<const ForNode *> Batch;
+    for (size_t D = 0; D + 1 < Run.Loops.size(); ++D)
+      if (Run.Loops[D] != &Row)
+        Batch.push_back(Run.Loops[D]);
     std::string BX = Names.fresh("bx"), BY = Names.fresh("by");
     std::string BZ = Batch.empty() ? "" : Names.fresh("bz");
     std::string TX = Names.fresh("tx"), TY = Names.fresh("ty"), R = Names.fresh("r");

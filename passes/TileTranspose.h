@@ -2,11 +2,13 @@
 //
 // Requires: valid IR; nests without GPU loops (the naive lowering), whose
 //   outer serial loops are parallel (map-to-gpu's rule). A nest it takes has
-//   two or more of them, the last two the row j and the column i (any above
-//   are batch loops), around one store whose last index uses i (writes are
-//   coalesced when consecutive threads take consecutive i) and whose value
-//   reads a load, the T-load, whose last index uses j and not i (the same
-//   threads would read it with a stride).
+//   two or more of them, the last the column i, around one store whose last
+//   index uses i (writes are coalesced when consecutive threads take
+//   consecutive i) and whose value reads a load, the T-load, whose last
+//   index uses one other loop j, the row, and not i (the same threads would
+//   read it with a stride). The row may be any loop above i (NHWC to NCHW,
+//   Y[n, c, h, w] = X[n, h, w, c], has c two loops up); the rest are batch
+//   loops.
 // Ensures: the same results, from one `launch NAME transpose` of T x 8
 //   threads a block (knob
 //   transpose_tile = T, default 32) per T x T tile of j and i (block.y,
