@@ -226,7 +226,10 @@ private:
   }
 
   /// Form 1: chunks of the outermost reduced loop, a thread per chunk and
-  /// output, then a thread per output over the chunks.
+  /// output (consecutive threads on consecutive outputs, so the reads stay
+  /// coalesced), into P[outputs, chunk]; then each output's chunks, a row
+  /// of P, folded as a row reduction (a warp or a block each): a thread
+  /// per output would walk them alone, (R / 64) loads one after another.
   Stmt column(const Reduction &R) {
     const Loop &First = R.Red[0];
     std::string G = Names.fresh("g"), P = partName(R);
@@ -234,18 +237,21 @@ private:
     std::vector<Loop> Outs1 = {{G, intImm(0), Chunks}}, Red1 = {chunk(First, G, SplitColumnChunk)};
     Outs1.insert(Outs1.end(), R.Outs.begin(), R.Outs.end());
     Red1.insert(Red1.end(), R.Red.begin() + 1, R.Red.end());
-    std::vector<Expr> Shape = {Chunks}, Idx = {var(G)};
+    std::vector<Expr> Shape, Idx;
     for (const Loop &O : R.Outs) {
       Shape.push_back(O.Extent);
       Idx.push_back(position(O));
     }
+    Shape.push_back(Chunks);
+    Idx.push_back(var(G));
     Stmt Phase1 = R.build(Outs1, R.partialInit(), Red1, R.E, {store(P, Idx, R.accValue(), R.Line)});
     Stmt Phase2 =
         R.build(R.Outs, R.Init, {{G, intImm(0), Chunks}}, load(R.type(), P, Idx), R.Epilogue);
     remark(PassName, R.Line,
            "split the reduction over '" + First.Var + "' into chunks of " +
                std::to_string(SplitColumnChunk) + " into " + P +
-               ", then folded " + P + "'s chunks per output: its loads move along '" + First.Var +
+               ", then folded each output's row of " + P + ": its loads move along '" +
+               First.Var +
                "' only between rows, so a thread per output alone would walk all of '" +
                First.Var + "' by itself");
     return allocate(tempBuffer(P, R.type(), Shape, MemScope::Global), block({Phase1, Phase2}),

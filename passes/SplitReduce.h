@@ -21,8 +21,10 @@
 //    indices before their last (Y[c] += X[r, c]), so one thread per
 //    output reads consecutive elements but walks all of r alone. r is cut
 //    into chunks of SplitColumnChunk: a thread per (chunk, output) folds
-//    its chunk into P[g, outputs], then a thread per output folds P's
-//    column. Not where r is a constant of at most two chunks.
+//    its chunk into P[outputs, g] (consecutive threads on consecutive
+//    outputs, so its reads stay coalesced), then each output's row of P
+//    is a row reduction, which reduce-rows gives a warp or a block. Not
+//    where r is a constant of at most two chunks.
 // 2. Nested along the row: the loads move along the innermost reduced
 //    loop c in their last index, under further reduced loops (Y[b] +=
 //    X[b, i, j]; a sum over all of a matrix). The outer reduced loops
@@ -45,15 +47,15 @@
 // loop in their last index (a convolution) are left alone: one thread
 // per output reads those consecutively.
 //
-//   for c in 0..C serial {           alloc Y_part: f32[(R + 63) / 64, C] global {
+//   for c in 0..C serial {           alloc Y_part: f32[C, (R + 63) / 64] global {
 //     alloc s: f32[1] register {       for g in 0..(R + 63) / 64 serial { for c in 0..C serial {
 //       s[0] = 0.0                 ->    alloc s { s[0] = 0.0
 //       for r in 0..R serial {             for r in 0..min(64, R - g * 64) serial {
 //         s[0] = s[0] + X[r, c] }            s[0] = s[0] + X[g * 64 + r, c] }
-//       Y[c] = s[0] } }                    Y_part[g, c] = s[0] } } }
+//       Y[c] = s[0] } }                    Y_part[c, g] = s[0] } } }
 //                                      for c in 0..C serial { alloc s { s[0] = 0.0
 //                                        for g in 0..(R + 63) / 64 serial {
-//                                          s[0] = s[0] + Y_part[g, c] }
+//                                          s[0] = s[0] + Y_part[c, g] }
 //                                        Y[c] = s[0] } } }
 //
 // Test: test/passes/split-reduce.tir, test/passes/split-reduce.test
