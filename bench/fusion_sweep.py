@@ -3,7 +3,8 @@
 does not hold, each against its physical limit and torch eager in the same
 run: GEMM epilogues of several levels and of outputs, a weight-only i8 GEMM,
 weighted row reductions (RMSNorm's backward, a weighted softmax, GEMVs
-batched or not), column means, and maps beside one another.
+batched or not), column means, permutes (NHWC to NCHW, a 3-D reversal)
+and maps beside one another.
 
     python3 bench/fusion_sweep.py [--base KEY=VALUE,...] [--new KEY=VALUE,...]
         [--base-tdslc PATH] [--new-tdslc PATH] [--arch sm_90] [--out DIR] [--quick]
@@ -67,6 +68,12 @@ KERNELS = {
     "colmean": """kernel colmean(X: f32[R, C]) -> (Y: f32[C]) {
   s[c] += X[r, c]
   Y[c] = s[c] / R
+}""",
+    "to_nchw": """kernel to_nchw(X: f32[N, H, W, C]) -> (Y: f32[N, C, H, W]) {
+  Y[n, c, h, w] = X[n, h, w, c]
+}""",
+    "reverse": """kernel reverse(X: f32[A, B, C]) -> (Y: f32[C, B, A]) {
+  Y[c, b, a] = X[a, b, c]
 }""",
     "beside": """kernel beside(X: f16[R, C], b: f16[C]) -> (Y: f16[R, C], Z: f16[R, C]) {
   Y[r, c] = X[r, c] * 2.0 + b[c]
@@ -142,6 +149,16 @@ def cases(quick):
         X = rnd(R, C, dt=f32)
         yield ("colmean", f"{R}x{C}", [X], outs(((C,), f32)), [X.double().mean(0)],
                copy_ms(R * C * 4), lambda: X.mean(0), 1e-4)
+    for shape in pick([(32, 56, 56, 256), (8, 128, 128, 64), (64, 14, 14, 1024)]):
+        X = rnd(*shape, dt=f32)
+        yield ("to_nchw", "x".join(map(str, shape)), [X], outs(((shape[0], shape[3], shape[1], shape[2]), f32)),
+               [X.double().permute(0, 3, 1, 2)], copy_ms(2 * X.numel() * 4),
+               lambda X=X: X.permute(0, 3, 1, 2).contiguous(), 0)
+    for shape in pick([(512, 64, 512), (4096, 8, 4096)]):
+        X = rnd(*shape, dt=f32)
+        yield ("reverse", "x".join(map(str, shape)), [X], outs((shape[::-1], f32)),
+               [X.double().permute(2, 1, 0)], copy_ms(2 * X.numel() * 4),
+               lambda X=X: X.permute(2, 1, 0).contiguous(), 0)
     for R, C in pick([(8192, 8192), (4096, 4096), (32768, 1024)]):
         X, b = rnd(R, C), rnd(C)
         yield ("beside", f"{R}x{C}", [X, b], outs(((R, C), h), ((R, C), h)),
