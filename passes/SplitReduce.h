@@ -80,8 +80,7 @@ constexpr int64_t SplitColumnChunk = 64;
 /// Outputs of a column reduction from which one thread per output walks
 /// its column alone, in one launch: 65536 threads with a few loads each
 /// in flight keep the memory busy, and the split's partials and second
-/// launch cost more than they give back (at 256 x 65536 the split ran at
-/// 0.67 of copy, one thread per column in a row chain at 0.90).
+/// launch cost more than they give back (bench/RESULTS.md, column means).
 constexpr int64_t SplitColumnOutputs = 65536;
 
 /// Elements of a long vector per partial: a block of 256 threads folds 32
