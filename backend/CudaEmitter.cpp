@@ -862,6 +862,11 @@ void FuncEmitter::emitFor(const ForNode &N, ExprWriter &W, bool Last) {
   std::string V = cName(N.Var);
   std::string Min = W.str(N.Min);
   bool ZeroMin = asConstInt(N.Min) == 0;
+  // The loop's end, Min + Extent.
+  auto End = [&] {
+    return ZeroMin ? W.str(N.Extent, RelPrec - 1)
+                   : W.str(simplifyExpr(add(N.Min, N.Extent)), RelPrec - 1);
+  };
   auto Bind = [&](const std::string &Hw) {
     return "const Index " + V + " = Index(" + Hw + ")" + (ZeroMin ? "" : " + " + W.str(N.Min, AddPrec)) + ";";
   };
@@ -876,10 +881,8 @@ void FuncEmitter::emitFor(const ForNode &N, ExprWriter &W, bool Last) {
       line() << "#pragma unroll // vectorize: scalar code, unrolled\n";
     else if (N.Unroll > 0)
       line() << "#pragma unroll " << N.Unroll << "\n";
-    std::string End = ZeroMin ? W.str(N.Extent, RelPrec - 1)
-                              : W.str(simplifyExpr(add(N.Min, N.Extent)), RelPrec - 1);
     line() << "for (" << W.type(DType::I64) << " " << V << " = "
-           << Min << "; " << V << " < " << End << "; ++" << V << ") {\n";
+           << Min << "; " << V << " < " << End() << "; ++" << V << ") {\n";
     emitBody(N.Body, W);
     line() << "}\n";
     return;
@@ -895,11 +898,9 @@ void FuncEmitter::emitFor(const ForNode &N, ExprWriter &W, bool Last) {
   if (stepsGrid(*Cur) && (N.Loop == ForKind::BlockY || N.Loop == ForKind::BlockZ) &&
       !(Ext > 0 && Ext <= 65535)) {
     const char *Dim = N.Loop == ForKind::BlockY ? "y" : "z";
-    std::string End = ZeroMin ? W.str(N.Extent, RelPrec - 1)
-                              : W.str(simplifyExpr(add(N.Min, N.Extent)), RelPrec - 1);
     line() << "// blocks along " << Dim << " stop at 65535: each steps over the rest\n";
     line() << "for (Index " << V << " = Index(blockIdx." << Dim << ")"
-           << (ZeroMin ? "" : " + " + W.str(N.Min, AddPrec)) << "; " << V << " < " << End << "; "
+           << (ZeroMin ? "" : " + " + W.str(N.Min, AddPrec)) << "; " << V << " < " << End() << "; "
            << V << " += Index(gridDim." << Dim << ")) {\n";
     emitBody(N.Body, W);
     // Every thread of the block runs the loop alike; the next step's

@@ -27,7 +27,7 @@ import sys
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "python"))
 sys.path.insert(0, os.path.join(REPO, "bench"))
-from schedule_sweep import build_all, compiled_only, knobs, median_ms, sweep_parser  # noqa: E402
+from schedule_sweep import build_all, compiled_only, median_ms, sweep_parser, variants_of  # noqa: E402
 
 try:
     import torch
@@ -178,9 +178,8 @@ def main():
         print("fusion_sweep: no torch with a CUDA device here; nothing measured")
         return 0
     torch.manual_seed(0)
-    variants = {"base": knobs(args.base), "new": knobs(args.new)}
-    mods = build_all(sources, variants, {"base": args.base_tdslc, "new": args.new_tdslc},
-                     args.arch, args.out)
+    variants = variants_of(args)
+    mods = build_all(sources, args)
     print(f"base: {args.base or '(no pins)'} by {args.base_tdslc or 'tdslc'}; "
           f"new: {args.new or '(no pins)'} by {args.new_tdslc or 'tdslc'}")
     print("| kernel | shape | limit ms | base of limit | new of limit | new / base | "

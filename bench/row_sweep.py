@@ -26,8 +26,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "python"))
 sys.path.insert(0, os.path.join(REPO, "bench"))
 import tdsl  # noqa: E402
-from schedule_sweep import (build_all, compiled_only, knobs, median_ms, suite_source,  # noqa: E402
-                            sweep_parser)
+from schedule_sweep import (build_all, compiled_only, median_ms, suite_source,  # noqa: E402
+                            sweep_parser, variants_of)
 
 try:
     import torch
@@ -71,14 +71,13 @@ def main():
     ap.add_argument("--only", default=",".join(KERNELS))
     args = ap.parse_args()
     only = [k for k in KERNELS if k in args.only.split(",")]
-    variants = {"base": knobs(args.base), "new": knobs(args.new)}
+    variants = variants_of(args)
     if args.compile_only:
         return compiled_only(args, {k: suite_source(k) for k in only})
     if torch is None or not torch.cuda.is_available():
         print("row_sweep: no torch with a CUDA device here; nothing measured")
         return 0
-    mods = build_all({k: suite_source(k) for k in only}, variants,
-                     {"base": args.base_tdslc, "new": args.new_tdslc}, args.arch, args.out)
+    mods = build_all({k: suite_source(k) for k in only}, args)
     torch.manual_seed(0)
     bad = masked_rows(mods, variants, only)
     print("rows with -inf: " + ("match torch" if not bad else "MISMATCH " + ", ".join(bad)))

@@ -89,11 +89,22 @@ def compile_with(tdslc, *args, **kwargs):
             os.environ["TDSL_TDSLC"] = saved
 
 
-def build_all(sources, variants, tdslcs, arch, out):
+def variants_of(args):
+    """{variant: pins} of a sweep's --base and --new."""
+    return {"base": knobs(args.base), "new": knobs(args.new)}
+
+
+def tdslc_of(args, variant):
+    """The tdslc that compiles a variant (None: the package's own)."""
+    return args.base_tdslc if variant == "base" else args.new_tdslc
+
+
+def build_all(sources, args):
     """{(kernel, variant): Module}: each source (a path or .tdsl text) compiled
     once per variant, by that variant's tdslc with its pins."""
-    return {(k, v): compile_with(tdslcs[v], src, arch=arch, schedule=pins, cache_dir=out)
-            for k, src in sources.items() for v, pins in variants.items()}
+    return {(k, v): compile_with(tdslc_of(args, v), src, arch=args.arch, schedule=pins,
+                                 cache_dir=args.out)
+            for k, src in sources.items() for v, pins in variants_of(args).items()}
 
 
 def compiled_only(args, sources):
@@ -102,8 +113,7 @@ def compiled_only(args, sources):
     if not args.arch:
         print("--compile-only needs --arch (the cache key holds it)", file=sys.stderr)
         return 2
-    built = build_all(sources, {"base": knobs(args.base), "new": knobs(args.new)},
-                      {"base": args.base_tdslc, "new": args.new_tdslc}, args.arch, args.out)
+    built = build_all(sources, args)
     print(f"built {len(built)} libraries into {args.out} for {args.arch}")
     return 0
 
@@ -172,8 +182,7 @@ def main():
         return 0
     torch.backends.cuda.matmul.allow_tf32 = True
     torch.manual_seed(0)
-    variants = {"base": knobs(args.base), "new": knobs(args.new)}
-    tdslcs = {"base": args.base_tdslc, "new": args.new_tdslc}
+    variants = variants_of(args)
     built = {}
     print(f"base: {args.base or '(no pins)'} by {args.base_tdslc or 'tdslc'}; "
           f"new: {args.new or '(no pins)'} by {args.new_tdslc or 'tdslc'}")
@@ -182,7 +191,7 @@ def main():
     for name, inputs, peer, shape in cases(args.quick):
         for v, pins in variants.items():
             if (name, v) not in built:
-                built[(name, v)] = compile_with(tdslcs[v], suite_source(name), arch=args.arch,
+                built[(name, v)] = compile_with(tdslc_of(args, v), suite_source(name), arch=args.arch,
                                                 schedule=pins, cache_dir=args.out)
         ref = peer(*inputs).double()
         peer_ms = median_ms(lambda: peer(*inputs))

@@ -3,6 +3,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 
+#include <map>
 #include <set>
 
 namespace tdsl::graph {
@@ -57,6 +58,8 @@ std::vector<MapGroupNodes> findMapGroups(const KernelGraph &G, const std::vector
                                          std::vector<bool> &Refused) {
   std::vector<MapGroupNodes> Groups;
   MapGroupNodes Cur;
+  // What each member that joined a group computes again.
+  std::map<unsigned, std::vector<std::string>> AgainOf;
   std::set<std::string> Written, Shared;
   auto Close = [&] {
     if (Cur.Members.size() >= 2)
@@ -111,6 +114,7 @@ std::vector<MapGroupNodes> findMapGroups(const KernelGraph &G, const std::vector
       continue;
     }
     Cur.Members.push_back(Id);
+    AgainOf[Id] = Again;
     for (const std::string &T : Again)
       if (!llvm::is_contained(Cur.Recomputed, T))
         Cur.Recomputed.push_back(T);
@@ -127,13 +131,9 @@ std::vector<MapGroupNodes> findMapGroups(const KernelGraph &G, const std::vector
                     " in one launch over its domain, each tensor they share read once";
     for (size_t I = 1; I < Gr.Members.size(); ++I) {
       const Node &M = G.Nodes[Gr.Members[I]];
-      // Named where M reads them, also through a map computed there.
-      std::vector<FlatRead> Reads;
-      flatReads(G, M, Inlined, {}, Reads);
       std::string Again;
-      for (const std::string &T : Gr.Recomputed)
-        if (llvm::any_of(Reads, [&](const FlatRead &F) { return F.R->Tensor == T; }))
-          Again += (Again.empty() ? "" : ", ") + T;
+      for (const std::string &T : AgainOf[M.Id])
+        Again += (Again.empty() ? "" : ", ") + T;
       Why[M.Id] = (Why[M.Id].empty() ? "" : Why[M.Id] + "; ") + "is computed beside '" +
                   First.target() + "', in its launch" +
                   (Again.empty() ? "" : ", computing " + Again + " again where it reads it");
