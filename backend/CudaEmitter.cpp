@@ -1295,7 +1295,7 @@ void FuncEmitter::emitKernels() {
         OS << "\n";
       OS << "template <typename Index>\n";
       OS << "__global__ void __launch_bounds__(" << Const
-         << (MinBlocks > 1 ? ", " + std::to_string(MinBlocks) : std::string()) << ")\n";
+         << (MinBlocks > 0 ? ", " + std::to_string(MinBlocks) : std::string()) << ")\n";
       OS << kernelName(L, General) << "(";
       ExprWriter W(Sizes, /*Host=*/false);
       W.InlineFDiv = InlineFDiv;

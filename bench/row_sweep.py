@@ -6,9 +6,10 @@ cross-entropy is checked on rows the suite does not hold (vocabularies of
 
     python3 bench/row_sweep.py [--base KEY=VALUE,...] [--new KEY=VALUE,...]
         [--base-tdslc PATH] [--new-tdslc PATH] [--arch sm_90] [--out DIR] [--quick]
-        [--only softmax,cross_entropy]
+        [--only softmax,cross_entropy,layernorm,rmsnorm]
 
-bench/suite's softmax and cross_entropy are compiled twice by the tdsl
+bench/suite's softmax and cross_entropy (and, with --only, layernorm and
+rmsnorm) are compiled twice by the tdsl
 package, with the knobs of --base and of --new pinned (default: base
 online_softmax=off, new none), each by its own tdslc where --base-tdslc and
 --new-tdslc name two builds, and called on the same f16 tensors (uniform
@@ -36,8 +37,10 @@ except ImportError:
     torch = None
 
 SHAPES = [(8192, 8192), (2048, 32000), (128, 131072), (262144, 64), (4096, 50257),
-          (1024, 128256), (4096, 393216)]
-KERNELS = ("softmax", "cross_entropy")
+          (1024, 128256), (4096, 393216),
+          # Rows of 8193 to 32768 elements: the held launches where C is open.
+          (16384, 9216), (2048, 24576)]
+KERNELS = ("softmax", "cross_entropy", "layernorm", "rmsnorm")
 
 
 def masked_rows(mods, variants, only):
@@ -66,9 +69,35 @@ def masked_rows(mods, variants, only):
     return bad
 
 
+def peer_of(k, X, Y, lab, loss, gamma, beta, w):
+    """How kernel k is called on the shape's tensors, its f64 reference over
+    the first 64 rows, what to compare with it, torch's eager form, and the
+    share of the copy's bytes it moves."""
+    head = X[:64].double()
+    if k == "softmax":
+        return ((lambda fn: lambda: fn(X, out=Y)), torch.softmax(head, -1), lambda: Y[:64],
+                lambda: torch.softmax(X, -1), 1.0)
+    if k == "cross_entropy":
+        l64 = lab.long()
+        return ((lambda fn: lambda: fn(X, lab, out=loss)),
+                F.cross_entropy(head, lab[:64].long(), reduction="none"), lambda: loss[:64],
+                lambda: F.cross_entropy(X, l64, reduction="none"), 0.5)
+    if k == "layernorm":
+        g16, b16 = gamma.half(), beta.half()
+        ref = F.layer_norm(head, (X.shape[1],), gamma.double(), beta.double(), 1e-5)
+        return ((lambda fn: lambda: fn(X, gamma, beta, out=Y)), ref, lambda: Y[:64],
+                lambda: F.layer_norm(X, (X.shape[1],), g16, b16, 1e-5), 1.0)
+    ref = head * torch.rsqrt(head.pow(2).mean(-1, keepdim=True) + 1e-6) * w.double()
+
+    def eager():
+        Xf = X.float()
+        return (Xf * torch.rsqrt(Xf.pow(2).mean(-1, keepdim=True) + 1e-6)).half() * w
+    return (lambda fn: lambda: fn(X, w, out=Y)), ref, lambda: Y[:64], eager, 1.0
+
+
 def main():
     ap = sweep_parser("online_softmax=off", "row-sweep", "two shapes only")
-    ap.add_argument("--only", default=",".join(KERNELS))
+    ap.add_argument("--only", default=",".join(KERNELS[:2]))
     args = ap.parse_args()
     only = [k for k in KERNELS if k in args.only.split(",")]
     variants = variants_of(args)
@@ -89,28 +118,18 @@ def main():
         X = (torch.rand(R, C, device="cuda") * 8 - 4).half()
         Y = torch.empty_like(X)
         copy_ms = median_ms(lambda: Y.copy_(X))
-        head = X[:64].double()
         lab = torch.randint(0, C, (R,), device="cuda", dtype=torch.int32)
         loss = torch.empty(R, device="cuda")
+        gamma, beta = torch.randn(C, device="cuda"), torch.randn(C, device="cuda")
+        w = torch.randn(C, device="cuda").half()
         for k in only:
+            call_of, ref, got, eager, share = peer_of(k, X, Y, lab, loss, gamma, beta, w)
             ms, err = {}, {}
             for v in variants:
-                fn = getattr(mods[(k, v)], k)
-                if k == "softmax":
-                    call = lambda fn=fn: fn(X, out=Y)
-                    ref, got = torch.softmax(head, -1), lambda: Y[:64]
-                else:
-                    call = lambda fn=fn: fn(X, lab, out=loss)
-                    ref = F.cross_entropy(head, lab[:64].long(), reduction="none")
-                    got = lambda: loss[:64]
+                call = call_of(getattr(mods[(k, v)], k))
                 call()
                 err[v] = (got().double() - ref).abs().max().item()
                 ms[v] = median_ms(call)
-            if k == "softmax":
-                eager, share = (lambda: torch.softmax(X, -1)), 1.0
-            else:
-                l64 = lab.long()
-                eager, share = (lambda: F.cross_entropy(X, l64, reduction="none")), 0.5
             t_eager, t_compiled = median_ms(eager), median_ms(torch.compile(eager))
             print(f"| {k} | {R}x{C} | {copy_ms:.4f} | {copy_ms * share / ms['new']:.3f} "
                   f"({ms['new']:.4f}) | {copy_ms * share / ms['base']:.3f} | "

@@ -157,8 +157,11 @@ void ChainMapper::plan() {
     Cached.push_back(Uses[K] > 1);
   }
   Runs = std::max<int64_t>(1, PerThread / Width);
+  // A held launch computes the terms again: kept, they took a register
+  // an element beside the row's, which at 512 and 1024 threads left one
+  // block a SM (bench/RESULTS.md).
   for (size_t I = 0; I < Phases.size(); ++I)
-    if (keepsTerm(I))
+    if (!Held && keepsTerm(I))
       KeepName[I] = Names.fresh(Phases[I].Acc->Buf.Name + "_terms");
   int64_t Fit = Block * Width * Runs;
   // The long launch re-reads: held, a row takes over 32 registers a
@@ -219,7 +222,11 @@ Stmt ChainMapper::versions(const std::vector<std::string> &Totals, bool WarpEach
     return ifThen(WideCond, version(Holds ? Mode::Cached : Mode::Wide, Totals, Line), Body, Line);
   if (PeelCond)
     Body = ifThen(PeelCond, peeled(Totals, Line), Body, Line);
-  Body = ifThen(WideCond, version(Mode::Wide, Totals, Line), Body, Line);
+  // A held launch runs only on rows it holds (rewriteNest), where
+  // CachedCond is WideCond: no re-read version, whose registers ptxas
+  // would count (it spilled softmax's held kernels).
+  if (!Held)
+    Body = ifThen(WideCond, version(Mode::Wide, Totals, Line), Body, Line);
   if (CachedCond)
     Body = ifThen(CachedCond, version(Mode::Cached, Totals, Line), Body, Line);
   return Body;

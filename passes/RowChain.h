@@ -23,11 +23,13 @@
 //   NAME_long of 1024 threads a row (RowChainLongThreads) takes up to 256
 //   rows (RowChainFewRows) of over 32768 elements (more than its threads
 //   hold), re-read; and where a held row saves reads (the re-read version
-//   sweeps a tensor twice) and no kept term or 4-byte tensor along the
-//   row comes with it (rmsnorm, not softmax or layernorm), launches
-//   NAME_held512 and NAME_held1024 take rows of whole runs of 8193 to 16384
-//   and to 32768 elements, held (the grids are disjoint: one launch runs,
-//   and a row the launch cannot tell is unaligned is re-read). Within each
+//   sweeps a tensor twice) and no 4-byte tensor along the row comes with
+//   it (rmsnorm and softmax, not layernorm), launches NAME_held512 and
+//   NAME_held1024 take rows of whole runs of 8193 to 16384 and to 32768
+//   elements, held, with no kept term (computed again; then the 1024
+//   thread one asks ptxas for one block a SM, min_blocks) and no re-read
+//   version (the grids are disjoint: one launch runs; a row the launch
+//   cannot tell is unaligned goes an element at a time). Within each
 //   mapping, versions chosen at run time: when the row's tensors take runs
 //   of 16 bytes (C and their rows multiples of the run, aligned) and a row
 //   fits in the registers (32
@@ -37,7 +39,8 @@
 //   too where no tensor along the row is of 4 bytes, and the launch then
 //   divides inline, fdiv = inline: the kept values live across its
 //   quotients); longer rows re-read their runs from memory (the L2 cache)
-//   in each phase, consecutive reductions that read none of each other's
+//   in each phase (a sweep that only reads unrolled by 4, 2 peeled),
+//   consecutive reductions that read none of each other's
 //   results in one sweep, and a max with the sum of exp(T - max) of its
 //   own term T after it (online_softmax: the sum rescaled where the
 //   running max grows). In a block per row of a length known at run

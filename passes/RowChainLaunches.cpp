@@ -48,6 +48,7 @@ std::vector<LaunchVariant> ChainMapper::rewriteNest(const Stmt &S) {
       LongWhen = nullptr;
   }
   plan();
+  MainKeeps = llvm::any_of(KeepName, [](const std::string &N) { return !N.empty(); });
   // Rows that reduce_threads re-reads but up to 1024 threads hold (32
   // elements a thread) take a launch of the fewest threads that hold
   // them, as a row length known at compile time does (plan): read once,
@@ -74,6 +75,16 @@ std::vector<LaunchVariant> ChainMapper::rewriteNest(const Stmt &S) {
     Held = B;
     plan();
     Out.push_back({"held" + std::to_string(B), build(S->SrcLine, Run)});
+    // Computing the main launch's kept terms again, a held row of 1024
+    // threads takes more than 32 registers: unasked, ptxas held it to 32
+    // for two blocks a SM and spilled; asked for one, it spills nothing.
+    if (MainKeeps && B == RowChainLongThreads && !findKnob(F, "min_blocks")) {
+      Knob K;
+      K.Key = "min_blocks";
+      K.Ints = {1};
+      K.SetBy = "row-chain";
+      Out.back().Knobs.push_back(std::move(K));
+    }
   }
   Held = 0;
   if (LongWhen) {
@@ -102,13 +113,11 @@ bool ChainMapper::holdPays() const {
   }
   if (llvm::none_of(Sweeps, [](unsigned N) { return N > 1; }))
     return false;
-  // And only where no kept term (a register an element) nor 4-byte
-  // tensor along the row (layernorm's gamma and beta) comes with the row:
-  // softmax and layernorm held ran slower than re-read at 9216 to 24576
-  // elements, where rmsnorm, rmsnorm after an add and an l2 norm gained
-  // (bench/RESULTS.md).
-  if (keptTerms())
-    return false;
+  // And only where no 4-byte tensor along the row (layernorm's gamma and
+  // beta) comes with it: layernorm held ran slower than re-read at 9216
+  // to 24576 elements, where rmsnorm, rmsnorm after an add and an l2 norm
+  // gained (bench/RESULTS.md). Kept terms are not: a held launch
+  // computes them again (plan).
   for (const Expr &L : Staged)
     if (dtypeBytes(L->Type) == 4)
       return false;

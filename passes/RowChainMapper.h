@@ -60,9 +60,7 @@ public:
 
   /// Whether the nest rewriteNest mapped last keeps a reduction's terms
   /// for a later phase (softmax's exp(x - max) for its quotient).
-  bool keptTerms() const {
-    return llvm::any_of(KeepName, [](const std::string &N) { return !N.empty(); });
-  }
+  bool keptTerms() const { return MainKeeps; }
 
 private:
   Func &F;
@@ -116,6 +114,7 @@ private:
   /// runs in KeepName[phase], and what replaces them there.
   std::vector<std::string> KeepName;
   ExprReplacer Kept;
+  bool MainKeeps = false; ///< the main launch keeps terms (keptTerms)
   std::string WideWhy;
   /// Online pairs: FollowsMax[J] when phase J sums exp(T - max) of the
   /// max phase J - 1's own term T (softmax, cross-entropy). Where the row

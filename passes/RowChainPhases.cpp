@@ -37,7 +37,23 @@ Stmt ChainMapper::overRuns(Mode M, Stmt Body, unsigned Line) const {
   }
   Expr RunsOfRow = Peel ? var(NumRuns) : idiv(Cols, intImm(Width));
   Expr Trips = idiv(add(sub(RunsOfRow, tid()), intImm(Block - 1)), intImm(Block));
-  return forLoop(Step, intImm(0), Trips, ForKind::Serial, atRun(Body, Line), Line);
+  // A sweep that only reads (a reduction's) is unrolled by 4, so that a
+  // thread has four runs' loads in flight where it had one, or by 2 in the
+  // peeled version, whose offsets take registers; one that stores is not.
+  // More (by 4 peeled, or the quotient's sweep) and softmax's 64-bit-index
+  // kernel spilled. The long launch's loops stay rolled (elementUnroll).
+  struct Stores : IRVisitor {
+    const Func &F;
+    bool Any = false;
+    explicit Stores(const Func &F) : F(F) {}
+    void visitStore(const StoreNode &N) override {
+      Any |= findTensor(F, N.Buffer) != nullptr;
+      IRVisitor::visitStore(N);
+    }
+  } S(F);
+  S.visit(Body);
+  unsigned Unroll = Long || S.Any ? 0 : Peel ? 2 : 4;
+  return forLoop(Step, intImm(0), Trips, ForKind::Serial, atRun(Body, Line), Line, Unroll);
 }
 
 Stmt ChainMapper::pieces(DType T, const std::function<Stmt(Expr, Expr)> &Copy,
