@@ -6,7 +6,7 @@ cross-entropy is checked on rows the suite does not hold (vocabularies of
 
     python3 bench/row_sweep.py [--base KEY=VALUE,...] [--new KEY=VALUE,...]
         [--base-tdslc PATH] [--new-tdslc PATH] [--arch sm_90] [--out DIR] [--quick]
-        [--only softmax,cross_entropy,layernorm,rmsnorm]
+        [--only softmax,cross_entropy,layernorm,rmsnorm] [--rows RxC,...]
 
 bench/suite's softmax and cross_entropy (and, with --only, layernorm and
 rmsnorm) are compiled twice by the tdsl
@@ -98,6 +98,8 @@ def peer_of(k, X, Y, lab, loss, gamma, beta, w):
 def main():
     ap = sweep_parser("online_softmax=off", "row-sweep", "two shapes only")
     ap.add_argument("--only", default=",".join(KERNELS[:2]))
+    ap.add_argument("--rows", default=None, metavar="RxC,...",
+                    help="these shapes instead of the sweep's (e.g. 2048x32000,16384x9216)")
     args = ap.parse_args()
     only = [k for k in KERNELS if k in args.only.split(",")]
     variants = variants_of(args)
@@ -114,7 +116,10 @@ def main():
     print("| kernel | shape | copy ms | new: of copy (ms) | base: of copy | new / base | "
           "vs torch | vs torch.compile | err new | err base |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    for R, C in SHAPES[1:3] if args.quick else SHAPES:
+    shapes = SHAPES[1:3] if args.quick else SHAPES
+    if args.rows:
+        shapes = [tuple(int(n) for n in rc.split("x")) for rc in args.rows.split(",")]
+    for R, C in shapes:
         X = (torch.rand(R, C, device="cuda") * 8 - 4).half()
         Y = torch.empty_like(X)
         copy_ms = median_ms(lambda: Y.copy_(X))
