@@ -314,7 +314,10 @@ Stmt ChainMapper::build(unsigned Line, const LoopRun &Run) {
                                   "16-byte boundary, its head and tail an element at a time"
                                 : "") +
           ", else one element at a time)";
-    if (PerBlock)
+    if (PerBlock && Held)
+      How += ", held in registers (" + std::to_string(Block * Width * Runs) + " elements: " +
+             std::to_string(Width * Runs) + " a thread), so it is read once";
+    else if (PerBlock)
       How += ", re-read in each phase" + std::string(Online ? OnlineWhy : "") +
              std::string(CachedCond ? ", or held in registers when the row fits (" +
                                           std::to_string(Block * Width * Runs) +

@@ -128,8 +128,8 @@ private:
   void takeNames();
 
   /// Whether a launch that holds rows the main one re-reads pays: the
-  /// re-read version sweeps a tensor more than once, and no kept term or
-  /// 4-byte tensor along the row comes with it (measured).
+  /// re-read version sweeps a tensor more than once, and no 4-byte tensor
+  /// along the row comes with it (measured; kept terms are computed again).
   bool holdPays() const;
 
   // The runs: a run is 16 bytes of the narrowest tensor taking part (a

@@ -41,7 +41,10 @@ Stmt ChainMapper::overRuns(Mode M, Stmt Body, unsigned Line) const {
   // thread has four runs' loads in flight where it had one, or by 2 in the
   // peeled version, whose offsets take registers; one that stores is not.
   // More (by 4 peeled, or the quotient's sweep) and softmax's 64-bit-index
-  // kernel spilled. The long launch's loops stay rolled (elementUnroll).
+  // kernel spilled. Blocks of 1024 threads (the long launch, a constant
+  // row of over 32768 elements) stay rolled: ptxas holds them to 32
+  // registers, and unrolled, softmax's and layernorm's 64-bit kernels
+  // spilled.
   struct Stores : IRVisitor {
     const Func &F;
     bool Any = false;
@@ -52,7 +55,7 @@ Stmt ChainMapper::overRuns(Mode M, Stmt Body, unsigned Line) const {
     }
   } S(F);
   S.visit(Body);
-  unsigned Unroll = Long || S.Any ? 0 : Peel ? 2 : 4;
+  unsigned Unroll = Block >= RowChainLongThreads || S.Any ? 0 : Peel ? 2 : 4;
   return forLoop(Step, intImm(0), Trips, ForKind::Serial, atRun(Body, Line), Line, Unroll);
 }
 
