@@ -48,7 +48,6 @@ std::vector<LaunchVariant> ChainMapper::rewriteNest(const Stmt &S) {
       LongWhen = nullptr;
   }
   plan();
-  MainKeeps = llvm::any_of(KeepName, [](const std::string &N) { return !N.empty(); });
   // Rows that reduce_threads re-reads but up to 1024 threads hold (32
   // elements a thread) take a launch of the fewest threads that hold
   // them, as a row length known at compile time does (plan): read once,
@@ -78,7 +77,7 @@ std::vector<LaunchVariant> ChainMapper::rewriteNest(const Stmt &S) {
     // Computing the main launch's kept terms again, a held row of 1024
     // threads takes more than 32 registers: unasked, ptxas held it to 32
     // for two blocks a SM and spilled; asked for one, it spills nothing.
-    if (MainKeeps && B == RowChainLongThreads && !findKnob(F, "min_blocks")) {
+    if (keptTerms() && B == RowChainLongThreads && !findKnob(F, "min_blocks")) {
       Knob K;
       K.Key = "min_blocks";
       K.Ints = {1};

@@ -58,9 +58,15 @@ public:
   //    None: the nest declined.
   std::vector<LaunchVariant> rewriteNest(const Stmt &S);
 
-  /// Whether the nest rewriteNest mapped last keeps a reduction's terms
-  /// for a later phase (softmax's exp(x - max) for its quotient).
-  bool keptTerms() const { return MainKeeps; }
+  /// Whether the main launch of the nest rewriteNest mapped last keeps a
+  /// reduction's terms for a later phase (softmax's exp(x - max) for its
+  /// quotient); its held launches compute them again.
+  bool keptTerms() const {
+    for (size_t I = 0; Width && I < Phases.size(); ++I)
+      if (keepsTerm(I))
+        return true;
+    return false;
+  }
 
 private:
   Func &F;
@@ -114,7 +120,6 @@ private:
   /// runs in KeepName[phase], and what replaces them there.
   std::vector<std::string> KeepName;
   ExprReplacer Kept;
-  bool MainKeeps = false; ///< the main launch keeps terms (keptTerms)
   std::string WideWhy;
   /// Online pairs: FollowsMax[J] when phase J sums exp(T - max) of the
   /// max phase J - 1's own term T (softmax, cross-entropy). Where the row
