@@ -233,17 +233,7 @@ private:
   Stmt column(const Reduction &R) {
     const Loop &First = R.Red[0];
     std::string G = Names.fresh("g"), P = partName(R);
-    // Many outputs: the nest as it was, one thread per output; else the
-    // split. Each is left empty by the sizes where the other runs.
-    Expr Outputs;
-    for (const Loop &O : R.Outs)
-      Outputs = Outputs ? mul(Outputs, O.Extent) : O.Extent;
-    Expr Many = lt(intImm(SplitColumnOutputs - 1), Outputs);
-    std::vector<Loop> Whole = R.Outs, Outs2 = R.Outs;
-    Whole[0].Extent = select(Many, Whole[0].Extent, intImm(0));
-    Outs2[0].Extent = select(Many, intImm(0), Outs2[0].Extent);
-    Stmt Alone = R.build(Whole, R.Init, R.Red, R.E, R.Epilogue);
-    Expr Chunks = select(Many, intImm(0), ceilDiv(First.Extent, SplitColumnChunk));
+    Expr Chunks = ceilDiv(First.Extent, SplitColumnChunk);
     std::vector<Loop> Outs1 = {{G, intImm(0), Chunks}}, Red1 = {chunk(First, G, SplitColumnChunk)};
     Outs1.insert(Outs1.end(), R.Outs.begin(), R.Outs.end());
     Red1.insert(Red1.end(), R.Red.begin() + 1, R.Red.end());
@@ -256,18 +246,16 @@ private:
     Idx.push_back(var(G));
     Stmt Phase1 = R.build(Outs1, R.partialInit(), Red1, R.E, {store(P, Idx, R.accValue(), R.Line)});
     Stmt Phase2 =
-        R.build(Outs2, R.Init, {{G, intImm(0), Chunks}}, load(R.type(), P, Idx), R.Epilogue);
+        R.build(R.Outs, R.Init, {{G, intImm(0), Chunks}}, load(R.type(), P, Idx), R.Epilogue);
     remark(PassName, R.Line,
-           "under " + std::to_string(SplitColumnOutputs) + " outputs, split the reduction over '" +
-               First.Var + "' into chunks of " +
+           "split the reduction over '" + First.Var + "' into chunks of " +
                std::to_string(SplitColumnChunk) + " into " + P +
                ", then folded each output's row of " + P + ": its loads move along '" +
                First.Var +
                "' only between rows, so a thread per output alone would walk all of '" +
                First.Var + "' by itself");
-    return block({Alone, allocate(tempBuffer(P, R.type(), Shape, MemScope::Global),
-                                  block({Phase1, Phase2}), R.Line)},
-                 R.Line);
+    return allocate(tempBuffer(P, R.type(), Shape, MemScope::Global), block({Phase1, Phase2}),
+                    R.Line);
   }
 
   /// Form 2: the outer reduced loops become rows of a row reduction over

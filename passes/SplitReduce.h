@@ -24,9 +24,7 @@
 //    its chunk into P[outputs, g] (consecutive threads on consecutive
 //    outputs, so its reads stay coalesced), then each output's row of P
 //    is a row reduction, which reduce-rows gives a warp or a block. Not
-//    where r is a constant of at most two chunks; where the outputs
-//    number SplitColumnOutputs or more at run time, the unsplit nest runs
-//    instead (the sizes leave the other launches' grids empty).
+//    where r is a constant of at most two chunks.
 // 2. Nested along the row: the loads move along the innermost reduced
 //    loop c in their last index, under further reduced loops (Y[b] +=
 //    X[b, i, j]; a sum over all of a matrix). The outer reduced loops
@@ -76,12 +74,6 @@ namespace tdsl {
 /// the input's elements in traffic, and 64 loads per thread amortize its
 /// index arithmetic.
 constexpr int64_t SplitColumnChunk = 64;
-
-/// Outputs of a column reduction from which one thread per output walks
-/// its column alone, in one launch: 65536 threads with a few loads each
-/// in flight keep the memory busy, and the split's partials and second
-/// launch cost more than they give back (bench/RESULTS.md, column means).
-constexpr int64_t SplitColumnOutputs = 65536;
 
 /// Elements of a long vector per partial: a block of 256 threads folds 32
 /// each, and 16 M elements make 2048 blocks.
