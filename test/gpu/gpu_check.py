@@ -4,7 +4,11 @@ over a shape matrix and compared with the reference evaluator.
 
     python3 test/gpu/gpu_check.py --tdslc build/bin/tdslc [--examples dsl/examples]
         [--out DIR] [--arch sm_90] [--quick] [--sanitize] [--build-only] [--jobs N]
-        [--programs DIR]
+        [--programs DIR] [--prebuilt]
+
+--build-only on a machine without a GPU, then --prebuilt with the same --out
+directory carried to the GPU machine (under any path), runs the libraries
+built there: the device spends no time on tdslc, nvcc or the reference.
 
 With --programs DIR, the .tdsl files there (tdsl-smith --emit-dir DIR) take
 the examples' place, each run at the one shape its '# sizes:' line records,
@@ -609,6 +613,33 @@ def build_all(args, nvcc, cuda_home, out_dir, plan):
                 shape["error"] = err
 
 
+def load_prebuilt(out_dir):
+    """The plan a --build-only run wrote into out_dir, its paths moved from
+    the directory it was built in to out_dir (which may be a copy elsewhere);
+    None where there is none."""
+    try:
+        with open(os.path.join(out_dir, "plan.json")) as f:
+            plan = json.load(f)
+    except (OSError, ValueError):
+        return None
+    old = plan.get("out_dir")
+    if not old:
+        return None
+
+    def moved(v):
+        if isinstance(v, str) and (v == old or v.startswith(old + os.sep)):
+            return out_dir + v[len(old):]
+        if isinstance(v, list):
+            return [moved(x) for x in v]
+        if isinstance(v, dict):
+            return {k: moved(x) for k, x in v.items()}
+        return v
+
+    plan = moved(plan)
+    plan["out_dir"] = out_dir
+    return plan
+
+
 # --------------------------------------------------------------------------
 # Running: one worker process per example, or all of them under a sanitizer.
 
@@ -1126,6 +1157,9 @@ def main():
                     help="sanitizer processes side by side (default 8)")
     ap.add_argument("--build-only", action="store_true",
                     help="dump, emit, compile and load every library; no device needed")
+    ap.add_argument("--prebuilt", action="store_true",
+                    help="run what a --build-only run left in --out (carried from a machine "
+                         "without a GPU, under any path): no tdslc, nvcc or reference dumps")
     ap.add_argument("--only", action="append", default=[], metavar="EXAMPLE",
                     help="run only this example (repeatable; file name without .tdsl)")
     ap.add_argument("--jobs", type=int, default=min(os.cpu_count() or 2, 12))
@@ -1171,13 +1205,20 @@ def main():
 
     log = open(os.path.join(out_dir, "check.log"), "w")
     tally = Tally(log)
-    plan = make_plan(args, out_dir)
-    try:
-        build_all(args, nvcc, args.cuda_home, out_dir, plan)
-    except RuntimeError as e:
-        tally.emit(f"FAIL build: {e}")
-        print(f"{tally.passed} passed, {tally.failed} failed")
-        return 1
+    if args.prebuilt:
+        plan = load_prebuilt(out_dir)
+        if plan is None:
+            print(f"error: no plan.json of a --build-only run in {out_dir}")
+            return 1
+    else:
+        plan = make_plan(args, out_dir)
+        try:
+            build_all(args, nvcc, args.cuda_home, out_dir, plan)
+        except RuntimeError as e:
+            tally.emit(f"FAIL build: {e}")
+            print(f"{tally.passed} passed, {tally.failed} failed")
+            return 1
+        plan["out_dir"] = out_dir
     with open(os.path.join(out_dir, "plan.json"), "w") as f:
         json.dump(plan, f, indent=1)
     print(f"# built {len(plan['examples'])} examples, "
