@@ -49,6 +49,7 @@ void ChainMapper::plan() {
   CacheName.clear();
   Width = 0;
   WideCond = CachedCond = PeelCond = PeelHead = nullptr;
+  SharedRows = false;
   auto Stageable = [](DType T) { return dtypeBytes(T) == 4 || dtypeBytes(T) == 2; };
   bool Odd = false;
   int64_t Narrowest = 0;
@@ -157,12 +158,6 @@ void ChainMapper::plan() {
     Cached.push_back(Uses[K] > 1);
   }
   Runs = std::max<int64_t>(1, PerThread / Width);
-  // A held launch computes the terms again: kept, they took a register
-  // an element beside the row's, which at 512 and 1024 threads left one
-  // block a SM (bench/RESULTS.md).
-  for (size_t I = 0; I < Phases.size(); ++I)
-    if (!Held && keepsTerm(I))
-      KeepName[I] = Names.fresh(Phases[I].Acc->Buf.Name + "_terms");
   int64_t Fit = Block * Width * Runs;
   // The long launch re-reads: held, a row takes over 32 registers a
   // thread, one block a SM, and ran slower (bench/RESULTS.md).
@@ -172,6 +167,21 @@ void ChainMapper::plan() {
     else if (*C <= Fit)
       CachedCond = WideCond;
   }
+  SharedRows = CachedCond && Fit == Block * PerThread && sharedRows(Block);
+  // A held launch, or one holding rows in shared memory, computes the
+  // terms again: kept, they took a register an element beside the row's,
+  // which at 512 and 1024 threads left one block a SM (bench/RESULTS.md).
+  for (size_t I = 0; I < Phases.size(); ++I)
+    if (!Held && !SharedRows && keepsTerm(I))
+      KeepName[I] = Names.fresh(Phases[I].Acc->Buf.Name + "_terms");
+}
+
+bool ChainMapper::sharedRows(int64_t B) const {
+  int64_t Bytes = 0;
+  for (size_t K = 0; K < Staged.size(); ++K)
+    if (Cached[K])
+      Bytes += B * RowChainCacheElements * dtypeBytes(Staged[K]->Type);
+  return B == RowChainLongThreads && Bytes <= RowChainSharedRowBytes;
 }
 
 Stmt ChainMapper::version(Mode M, const std::vector<std::string> &Totals, unsigned Line) {
@@ -204,7 +214,7 @@ Stmt ChainMapper::version(Mode M, const std::vector<std::string> &Totals, unsign
         Body = allocate(tempBuffer(KeepName[I], Phases[I].Term->Type, {intImm(Runs), intImm(Width)},
                                    MemScope::Register),
                         Body, Line);
-  if (M == Mode::Cached)
+  if (M == Mode::Cached && !SharedRows) // else around the warps (build)
     for (size_t K = Staged.size(); K-- > 0;)
       if (Cached[K])
         Body = allocate(tempBuffer(CacheName[K], Staged[K]->Type, {intImm(Runs), intImm(Width)},
@@ -243,6 +253,11 @@ Stmt ChainMapper::build(unsigned Line, const LoopRun &Run) {
       Shared.push_back(tempBuffer(Totals[I], A.Type, {intImm(Warps)}, MemScope::Shared));
       Shared.back().ExtentNames = {"warps"};
     }
+  for (size_t K = 0; SharedRows && K < Staged.size(); ++K)
+    if (Cached[K])
+      Shared.push_back(tempBuffer(CacheName[K], Staged[K]->Type,
+                                  {intImm(Runs), intImm(Block), intImm(Width)},
+                                  MemScope::Shared));
   Expr Rows = flatExtent(Run.Loops);
   auto Hold = [&](Stmt Body) {
     for (auto It = Nest.Held.rbegin(); It != Nest.Held.rend(); ++It)
@@ -314,12 +329,13 @@ Stmt ChainMapper::build(unsigned Line, const LoopRun &Run) {
                                   "16-byte boundary, its head and tail an element at a time"
                                 : "") +
           ", else one element at a time)";
+    std::string Where = SharedRows ? "shared memory" : "registers";
     if (PerBlock && Held)
-      How += ", held in registers (" + std::to_string(Block * Width * Runs) + " elements: " +
-             std::to_string(Width * Runs) + " a thread), so it is read once";
+      How += ", held in " + Where + " (" + std::to_string(Block * Width * Runs) +
+             " elements: " + std::to_string(Width * Runs) + " a thread), so it is read once";
     else if (PerBlock)
       How += ", re-read in each phase" + std::string(Online ? OnlineWhy : "") +
-             std::string(CachedCond ? ", or held in registers when the row fits (" +
+             std::string(CachedCond ? ", or held in " + Where + " when the row fits (" +
                                           std::to_string(Block * Width * Runs) +
                                           " elements: " + std::to_string(Width * Runs) +
                                           " a thread), so it is read once"
@@ -350,7 +366,8 @@ Stmt ChainMapper::build(unsigned Line, const LoopRun &Run) {
     remark("row-chain", Line,
            "took it: " + std::to_string(Phases.size()) + " phases, " + Mapping +
                (CachedCond || (!LaneGroups.empty() && llvm::is_contained(Cached, true))
-                    ? ", the row held in registers when it fits"
+                    ? ", the row held in " + std::string(SharedRows ? "shared memory" : "registers") +
+                          " when it fits"
                     : "") +
                (Online ? ", a max and the sum of exp(x - max) in one sweep (online)" : "") +
                (PeelCond && PerBlock ? ", rows of other lengths peeled" : "") +
@@ -359,7 +376,10 @@ Stmt ChainMapper::build(unsigned Line, const LoopRun &Run) {
                                " elements: a launch of " + std::to_string(RowChainLongThreads) +
                                " threads a row"
                          : "") +
-               (HeldWhen ? "; rows of " + std::to_string(Threads * RowChainCacheElements + 1) +
+               (HeldWhen ? "; rows of " +
+                               std::to_string(HeldRanges.front().first / 2 *
+                                                  RowChainCacheElements +
+                                              1) +
                                " to " +
                                std::to_string(HeldRanges.back().first * RowChainCacheElements) +
                                " elements in whole runs: a launch of the fewest threads a row "

@@ -23,13 +23,16 @@
 //   NAME_long of 1024 threads a row (RowChainLongThreads) takes up to 256
 //   rows (RowChainFewRows) of over 32768 elements (more than its threads
 //   hold), re-read; and where a held row saves reads (the re-read version
-//   sweeps a tensor twice) and no 4-byte tensor along the row comes with
-//   it (rmsnorm and softmax, not layernorm), launches NAME_held512 and
-//   NAME_held1024 take rows of whole runs of 8193 to 16384 and to 32768
-//   elements, held, with no kept term (computed again; then the 1024
-//   thread one asks ptxas for one block a SM, min_blocks) and no re-read
-//   version (the grids are disjoint: one launch runs; a row the launch
-//   cannot tell is unaligned goes an element at a time). Within each
+//   sweeps a tensor twice), launches NAME_held512 and NAME_held1024 take
+//   rows of whole runs of 8193 to 16384 and to 32768 elements, held, with
+//   no kept term (computed again) and no re-read version. A block of 1024
+//   threads holds its rows in shared memory where they take at most
+//   RowChainSharedRowBytes (each thread's runs in its own slots, brought
+//   back to registers a run at a time), and asks ptxas for two blocks a SM
+//   (min_blocks); a launch that would hold rows in registers does not come
+//   with a 4-byte tensor along the row (layernorm takes NAME_held1024
+//   only). The grids are disjoint: one launch runs; a row the held launch
+//   cannot tell is unaligned goes an element at a time. Within each
 //   mapping, versions chosen at run time: when the row's tensors take runs
 //   of 16 bytes (C and their rows multiples of the run, aligned) and a row
 //   fits in the registers (32
@@ -86,6 +89,13 @@ namespace tdsl {
 /// Elements of a row each thread holds in registers: a row of up to
 /// 32 * reduce_threads elements is read from memory once.
 constexpr int64_t RowChainCacheElements = 32;
+
+/// Bytes a block of RowChainLongThreads may hold of a row in shared
+/// memory (a row of 32768 halves): two such blocks fit an SM of sm_80 or
+/// newer. Held in registers, a row takes 16 of the 32 registers a thread of
+/// two such blocks has, and with a chain's own values ptxas either spilled
+/// or left one block a SM, which kept fewer loads in flight.
+constexpr int64_t RowChainSharedRowBytes = 64 * 1024;
 
 /// Threads per row of the long launch: rows longer than such a block
 /// holds (32768 elements), at most RowChainFewRows of them.

@@ -58,32 +58,46 @@ std::vector<LaunchVariant> ChainMapper::rewriteNest(const Stmt &S) {
   // one (bench/RESULTS.md).
   HeldRanges.clear();
   HeldWhen = nullptr;
-  if (!ThreadsPinned && Width && CachedCond && !asConstInt(simplifyExpr(Cols)) && holdPays()) {
+  if (!ThreadsPinned && Width && CachedCond && !asConstInt(simplifyExpr(Cols))) {
+    int64_t Run = Width;
     auto Range = [&](int64_t Lo, int64_t Hi) {
       return land(land(lt(intImm(Lo * RowChainCacheElements), Cols),
                        le(Cols, intImm(Hi * RowChainCacheElements))),
-                  binary(BinaryOp::Eq, imod(Cols, intImm(Width)), intImm(0)));
+                  binary(BinaryOp::Eq, imod(Cols, intImm(Run)), intImm(0)));
     };
-    for (int64_t B = Threads * 2; B <= RowChainLongThreads; B *= 2)
+    for (int64_t B = Threads * 2; B <= RowChainLongThreads; B *= 2) {
+      if (!holdPays(B))
+        continue;
       HeldRanges.push_back({B, simplifyExpr(Range(B / 2, B))});
-    if (!HeldRanges.empty())
-      HeldWhen = simplifyExpr(Range(Threads, HeldRanges.back().first));
+      HeldWhen = HeldWhen ? binary(BinaryOp::Or, HeldWhen, HeldRanges.back().second)
+                          : HeldRanges.back().second;
+    }
+    // Consecutive ranges are one.
+    if (HeldRanges.size() > 1 &&
+        HeldRanges.back().first == HeldRanges.front().first << (HeldRanges.size() - 1))
+      HeldWhen = Range(HeldRanges.front().first / 2, HeldRanges.back().first);
+    if (HeldWhen)
+      HeldWhen = simplifyExpr(HeldWhen);
   }
+  // Rows held in shared memory leave a thread of 1024 few registers: the
+  // launch asks ptxas for the two blocks a SM that holding them there is
+  // for (unasked, it may take more registers and leave one).
+  auto TwoBlocks = [&](LaunchVariant &L) {
+    if (!SharedRows || findKnob(F, "min_blocks"))
+      return;
+    Knob K;
+    K.Key = "min_blocks";
+    K.Ints = {2};
+    K.SetBy = "row-chain";
+    L.Knobs.push_back(std::move(K));
+  };
   std::vector<LaunchVariant> Out = {{"", build(S->SrcLine, Run)}};
+  TwoBlocks(Out.back());
   for (const auto &[B, When] : HeldRanges) {
     Held = B;
     plan();
     Out.push_back({"held" + std::to_string(B), build(S->SrcLine, Run)});
-    // Computing the main launch's kept terms again, a held row of 1024
-    // threads takes more than 32 registers: unasked, ptxas held it to 32
-    // for two blocks a SM and spilled; asked for one, it spills nothing.
-    if (keptTerms() && B == RowChainLongThreads && !findKnob(F, "min_blocks")) {
-      Knob K;
-      K.Key = "min_blocks";
-      K.Ints = {1};
-      K.SetBy = "row-chain";
-      Out.back().Knobs.push_back(std::move(K));
-    }
+    TwoBlocks(Out.back());
   }
   Held = 0;
   if (LongWhen) {
@@ -95,7 +109,7 @@ std::vector<LaunchVariant> ChainMapper::rewriteNest(const Stmt &S) {
   return Out;
 }
 
-bool ChainMapper::holdPays() const {
+bool ChainMapper::holdPays(int64_t B) const {
   // A held row saves reads only where the re-read version sweeps a tensor
   // more than once (cross-entropy's max, sum and pick are one sweep).
   std::vector<unsigned> Sweeps(Staged.size(), 0);
@@ -112,11 +126,13 @@ bool ChainMapper::holdPays() const {
   }
   if (llvm::none_of(Sweeps, [](unsigned N) { return N > 1; }))
     return false;
-  // And only where no 4-byte tensor along the row (layernorm's gamma and
-  // beta) comes with it: layernorm held ran slower than re-read at 9216
-  // to 24576 elements, where rmsnorm, rmsnorm after an add and an l2 norm
-  // gained (bench/RESULTS.md). Kept terms are not: a held launch
-  // computes them again (plan).
+  // And, where the row is held in registers, only where no 4-byte tensor
+  // along the row (layernorm's gamma and beta) comes with it: layernorm
+  // held so ran slower than re-read at 9216 to 24576 elements, where
+  // rmsnorm, rmsnorm after an add and an l2 norm gained (bench/RESULTS.md).
+  // Kept terms are not: a held launch computes them again (plan).
+  if (sharedRows(B))
+    return true;
   for (const Expr &L : Staged)
     if (dtypeBytes(L->Type) == 4)
       return false;

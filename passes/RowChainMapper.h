@@ -102,11 +102,18 @@ private:
   Expr Guard;
   // The runs: each load of a 2- or 4-byte tensor contiguous along the row.
   std::vector<Expr> Staged;
-  std::vector<bool> Cached; ///< read by two or more phases: held in registers
+  std::vector<bool> Cached; ///< read by two or more phases: held (SharedRows)
   std::vector<std::string> RunName, CacheName;
   int64_t Width = 0; ///< elements per run; 0: no runs
   int64_t Runs = 0;  ///< runs a thread holds
   Expr WideCond, CachedCond;
+  /// Whether the held runs live in shared memory (CacheName[K]: [Runs,
+  /// Block, Width], a thread's runs at its tid) rather than in registers:
+  /// where a block of RowChainLongThreads holds rows of at most
+  /// RowChainSharedRowBytes. Each run comes back to registers 16 bytes at
+  /// a time where a phase reads it; no thread reads another's runs, so no
+  /// barrier. The launch then asks for two blocks a SM (min_blocks).
+  bool SharedRows = false;
   /// Rows that are not whole runs (a block per row): where every tensor
   /// along the row is aligned and all have the same offset at a row's
   /// start (PeelCond), the row's first Head elements and its tail go an
@@ -132,10 +139,16 @@ private:
 
   void takeNames();
 
-  /// Whether a launch that holds rows the main one re-reads pays: the
-  /// re-read version sweeps a tensor more than once, and no 4-byte tensor
-  /// along the row comes with it (measured; kept terms are computed again).
-  bool holdPays() const;
+  /// Whether a launch of B threads that holds rows the main one re-reads
+  /// pays: the re-read version sweeps a tensor more than once, and where
+  /// the row is held in registers no 4-byte tensor along the row comes
+  /// with it (measured; kept terms are computed again).
+  bool holdPays(int64_t B) const;
+
+  /// Whether a block of B threads holding rows of 32 elements a thread
+  /// holds them in shared memory (SharedRows): B is RowChainLongThreads and
+  /// the held tensors take at most RowChainSharedRowBytes.
+  bool sharedRows(int64_t B) const;
 
   // The runs: a run is 16 bytes of the narrowest tensor taking part (a
   // wider one moves it in 16-byte pieces), and every tensor read or

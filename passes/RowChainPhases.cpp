@@ -105,10 +105,29 @@ Stmt ChainMapper::sweep(Mode M, const std::vector<Expr> &Reads, unsigned Line,
       continue;
     DType T = Staged[K]->Type;
     if (M == Mode::Cached && Cached[K]) {
+      std::vector<Expr> At = {var(Step)};
+      if (SharedRows)
+        At.push_back(tid());
       if (!Filled[K])
-        Before.push_back(overRuns(M, fill(K, CacheName[K], {var(Step)}, Line), Line));
+        Before.push_back(overRuns(M, fill(K, CacheName[K], At, Line), Line));
       Filled[K] = true;
-      R.Map.push_back({Staged[K], load(T, CacheName[K], {var(Step), var(V)})});
+      if (!SharedRows) {
+        R.Map.push_back({Staged[K], load(T, CacheName[K], {var(Step), var(V)})});
+        continue;
+      }
+      // From shared memory, the run comes to registers in 16-byte pieces:
+      // read an element at a time there, a warp's 2-byte loads 16 bytes
+      // apart take four wavefronts each.
+      Regs.push_back(tempBuffer(RunName[K], T, {intImm(Width)}, MemScope::Register));
+      Fills.push_back(pieces(
+          T,
+          [&](Expr InRun, Expr) {
+            std::vector<Expr> From = At;
+            From.push_back(InRun);
+            return store(RunName[K], {InRun}, load(T, CacheName[K], From), Line);
+          },
+          Line));
+      R.Map.push_back({Staged[K], load(T, RunName[K], {var(V)})});
       continue;
     }
     Regs.push_back(tempBuffer(RunName[K], T, {intImm(Width)}, MemScope::Register));
