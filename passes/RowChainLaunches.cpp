@@ -35,18 +35,16 @@ std::vector<LaunchVariant> ChainMapper::rewriteNest(const Stmt &S) {
     return {};
   }
   // Rows longer than even RowChainLongThreads would hold are re-read in
-  // many runs a thread; where they are also few, blocks of Threads leave
-  // the SMs short of loads in flight: those sizes take a launch of
-  // RowChainLongThreads a row (faster where rows are few and over 32768
-  // elements, slower at shorter or more rows: bench/RESULTS.md). A row
-  // length known at compile time already has its threads (plan).
+  // many runs a thread: those take a launch of RowChainLongThreads a row.
+  // Few rows, blocks of Threads leave the SMs short of loads in flight;
+  // many, they keep so many rows in flight that a row has left the L2
+  // cache before it is read again (layernorm read its rows three times
+  // from memory), where a block of 1024 keeps a quarter of them
+  // (bench/RESULTS.md). A row length known at compile time already has
+  // its threads (plan).
   LongWhen = nullptr;
-  if (!ThreadsPinned && Threads < RowChainLongThreads && !asConstInt(simplifyExpr(Cols))) {
-    LongWhen = simplifyExpr(land(lt(intImm(RowChainLongThreads * RowChainCacheElements), Cols),
-                                 le(flatExtent(Run.Loops), intImm(RowChainFewRows))));
-    if (std::optional<int64_t> Known = asConstInt(LongWhen); Known && !*Known)
-      LongWhen = nullptr;
-  }
+  if (!ThreadsPinned && Threads < RowChainLongThreads && !asConstInt(simplifyExpr(Cols)))
+    LongWhen = simplifyExpr(lt(intImm(RowChainLongThreads * RowChainCacheElements), Cols));
   plan();
   // Rows that reduce_threads re-reads but up to 1024 threads hold (32
   // elements a thread) take a launch of the fewest threads that hold

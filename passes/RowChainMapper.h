@@ -80,8 +80,8 @@ private:
   int64_t Block = 0;      ///< threads per row
   /// While the long launch is built: a block of RowChainLongThreads per
   /// row, no lane groups, rows re-read. LongWhen: the sizes where it runs
-  /// (rows longer than it holds, at most RowChainFewRows of
-  /// them), the first launch's grid empty there; none where it never runs.
+  /// (rows longer than it holds), the first launch's grid empty there;
+  /// none where it never runs.
   bool Long = false;
   Expr LongWhen;
   /// While a held launch is built: its threads a row (a block per row, no
