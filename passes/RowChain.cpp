@@ -371,9 +371,12 @@ Stmt ChainMapper::build(unsigned Line, const LoopRun &Run) {
                     : "") +
                (Online ? ", a max and the sum of exp(x - max) in one sweep (online)" : "") +
                (PeelCond && PerBlock ? ", rows of other lengths peeled" : "") +
-               (LongWhen ? "; rows of over " +
+               (LongWhen ? "; up to " + std::to_string(RowChainFewRows) + " rows of over " +
                                std::to_string(RowChainLongThreads * RowChainCacheElements) +
-                               " elements: a launch of " + std::to_string(RowChainLongThreads) +
+                               " elements" +
+                               std::string(Width && rereads() ? " (any number in whole runs)"
+                                                              : "") +
+                               ": a launch of " + std::to_string(RowChainLongThreads) +
                                " threads a row"
                          : "") +
                (HeldWhen ? "; rows of " +

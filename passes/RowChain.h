@@ -21,8 +21,10 @@
 //   and shfl_xor butterflies (in a block, one barrier through shared memory)
 //   give every thread the total. Where C is open, a second launch
 //   NAME_long of 1024 threads a row (RowChainLongThreads) takes rows of
-//   over 32768 elements (more than its threads hold), re-read (few rows
-//   in flight, so that a row is still in the L2 cache when read again); and where a held row saves reads (the re-read version
+//   over 32768 elements (more than its threads hold), re-read: up to 256
+//   of them (RowChainFewRows), or any number of whole runs where the chain
+//   reads a tensor twice (few rows in flight, so that a row is still in
+//   the L2 cache when read again); and where a held row saves reads (the re-read version
 //   sweeps a tensor twice), launches NAME_held512 and NAME_held1024 take
 //   rows of whole runs of 8193 to 16384 and to 32768 elements, held, with
 //   no kept term (computed again) and no re-read version. A block of 1024
@@ -98,8 +100,15 @@ constexpr int64_t RowChainCacheElements = 32;
 constexpr int64_t RowChainSharedRowBytes = 64 * 1024;
 
 /// Threads per row of the long launch: rows longer than such a block
-/// holds (32768 elements).
+/// holds (32768 elements), at most RowChainFewRows of them, or any number
+/// where the chain reads a tensor more than once and the rows are whole
+/// runs.
 constexpr int64_t RowChainLongThreads = 1024;
+
+/// Rows up to which a block of reduce_threads (256) per row leaves the
+/// GPU's SMs short of loads in flight: two rows a SM of a GPU of about
+/// 128 SMs, 512 of an SM's 2048 threads.
+constexpr int64_t RowChainFewRows = 256;
 
 /// Maps each row chain of F to one block per row.
 void rowChain(ir::Func &F);

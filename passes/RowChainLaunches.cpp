@@ -34,18 +34,29 @@ std::vector<LaunchVariant> ChainMapper::rewriteNest(const Stmt &S) {
                " is not a multiple of 32 in [32, 1024]; left to the passes after it");
     return {};
   }
-  // Rows longer than even RowChainLongThreads would hold are re-read in
-  // many runs a thread: those take a launch of RowChainLongThreads a row.
-  // Few rows, blocks of Threads leave the SMs short of loads in flight;
-  // many, they keep so many rows in flight that a row has left the L2
-  // cache before it is read again (layernorm read its rows three times
-  // from memory), where a block of 1024 keeps a quarter of them
-  // (bench/RESULTS.md). A row length known at compile time already has
-  // its threads (plan).
-  LongWhen = nullptr;
-  if (!ThreadsPinned && Threads < RowChainLongThreads && !asConstInt(simplifyExpr(Cols)))
-    LongWhen = simplifyExpr(lt(intImm(RowChainLongThreads * RowChainCacheElements), Cols));
   plan();
+  // Rows longer than even RowChainLongThreads would hold are re-read in
+  // many runs a thread. Where they are few (RowChainFewRows), blocks of
+  // Threads leave the SMs short of loads in flight: those take a launch of
+  // RowChainLongThreads a row. So do more of them where the chain sweeps a
+  // tensor more than once and the rows are whole runs: blocks of Threads
+  // keep so many rows in flight that a row has left the L2 cache before it
+  // is read again (layernorm read its rows three times from memory),
+  // where a block of 1024 keeps a quarter of them. One sweep
+  // (cross-entropy) and rows taken from their first 16-byte boundary ran
+  // slower there (bench/RESULTS.md). A row length known at compile time
+  // already has its threads (plan).
+  LongWhen = nullptr;
+  if (!ThreadsPinned && Threads < RowChainLongThreads && !asConstInt(simplifyExpr(Cols))) {
+    Expr Many = Width && rereads()
+                    ? binary(BinaryOp::Eq, imod(Cols, intImm(Width)), intImm(0))
+                    : nullptr;
+    Expr Few = le(flatExtent(Run.Loops), intImm(RowChainFewRows));
+    LongWhen = simplifyExpr(land(lt(intImm(RowChainLongThreads * RowChainCacheElements), Cols),
+                                 Many ? binary(BinaryOp::Or, Few, Many) : Few));
+    if (std::optional<int64_t> Known = asConstInt(LongWhen); Known && !*Known)
+      LongWhen = nullptr;
+  }
   // Rows that reduce_threads re-reads but up to 1024 threads hold (32
   // elements a thread) take a launch of the fewest threads that hold
   // them, as a row length known at compile time does (plan): read once,
@@ -107,9 +118,7 @@ std::vector<LaunchVariant> ChainMapper::rewriteNest(const Stmt &S) {
   return Out;
 }
 
-bool ChainMapper::holdPays(int64_t B) const {
-  // A held row saves reads only where the re-read version sweeps a tensor
-  // more than once (cross-entropy's max, sum and pick are one sweep).
+bool ChainMapper::rereads() const {
   std::vector<unsigned> Sweeps(Staged.size(), 0);
   for (size_t I = 0; I < Phases.size(); ++I) {
     if (Phases[I].Kind == RowPhaseKind::Row)
@@ -122,7 +131,13 @@ bool ChainMapper::holdPays(int64_t B) const {
       });
     I = Members.back();
   }
-  if (llvm::none_of(Sweeps, [](unsigned N) { return N > 1; }))
+  return llvm::any_of(Sweeps, [](unsigned N) { return N > 1; });
+}
+
+bool ChainMapper::holdPays(int64_t B) const {
+  // A held row saves reads only where the re-read version sweeps a tensor
+  // more than once (cross-entropy's max, sum and pick are one sweep).
+  if (!rereads())
     return false;
   // And, where the row is held in registers, only where no 4-byte tensor
   // along the row (layernorm's gamma and beta) comes with it: layernorm

@@ -80,7 +80,8 @@ private:
   int64_t Block = 0;      ///< threads per row
   /// While the long launch is built: a block of RowChainLongThreads per
   /// row, no lane groups, rows re-read. LongWhen: the sizes where it runs
-  /// (rows longer than it holds), the first launch's grid empty there;
+  /// (rows longer than it holds, at most RowChainFewRows of them or, where
+  /// the chain re-reads, whole runs), the first launch's grid empty there;
   /// none where it never runs.
   bool Long = false;
   Expr LongWhen;
@@ -144,6 +145,9 @@ private:
   /// the row is held in registers no 4-byte tensor along the row comes
   /// with it (measured; kept terms are computed again).
   bool holdPays(int64_t B) const;
+
+  /// Whether the re-read version sweeps a tensor more than once.
+  bool rereads() const;
 
   /// Whether a block of B threads holding rows of 32 elements a thread
   /// holds them in shared memory (SharedRows): B is RowChainLongThreads and
