@@ -78,12 +78,8 @@ std::vector<LaunchVariant> MmaTiler::variants(const Stmt &Nest, std::vector<Knob
     bool EngineAlways = false;
     if (N.Batch.empty() && F.MinSM >= 90) {
       MmaSchedule Sm = smallSchedule();
-      // And over two rows of tiles or more: one row streams B once, bound
-      // by memory, where the engine measured slower (bench/RESULTS.md).
-      Expr When = simplifyExpr(
-          land(le(c(MmaSmallEngineTiles),
-                  mul(ceilDiv(N.Row->Extent, Sm.BlockM), ceilDiv(N.Col->Extent, Sm.BlockN))),
-               lt(c(Sm.BlockM), N.Row->Extent)));
+      Expr When = simplifyExpr(le(c(MmaSmallEngineTiles), mul(ceilDiv(N.Row->Extent, Sm.BlockM),
+                                                             ceilDiv(N.Col->Extent, Sm.BlockN))));
       std::optional<int64_t> Known = asConstInt(When);
       if (!Known || *Known) {
         const NameTable Before = Names;
@@ -297,15 +293,13 @@ Stmt MmaTiler::place(Stmt Launch, bool WideTwice, bool GeneralTwice) {
                         "x" + std::to_string(S.WarpN) + ", " + std::to_string(S.Stages) +
                         " stages";
     if (SmallEngine && Engine) {
-      Note += ", of " + std::to_string(MmaSmallEngineTiles) +
-              " of its tiles or more in two rows or more";
+      Note += ", of " + std::to_string(MmaSmallEngineTiles) + " of its tiles or more";
       if (!findKnob(F, "min_blocks"))
         Note += ": " + std::to_string(MmaSmallMinBlocks) + " blocks an SM asked of ptxas";
       remark(PassName, Line,
              "where the sizes give fewer than " + std::to_string(MmaFewTiles) +
                  " output tiles and " + std::to_string(MmaSmallEngineTiles) +
-                 " small ones or more in two rows of them or more, a launch of small blocks "
-                 "filled by the copy engine: " +
+                 " small ones or more, a launch of small blocks filled by the copy engine: " +
                  Tiles);
     } else if (!SmallEngine) {
       // (A build whose engine is refused is dropped: no remark.)

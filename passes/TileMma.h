@@ -97,9 +97,7 @@ constexpr int64_t MmaSmallWarp[2] = {32, 32};
 /// asks ptxas for MmaSmallMinBlocks resident blocks an SM: without a
 /// minimum it gave the engine's small kernels spills. With one block an SM
 /// and a long k loop the engine measured slower than cp.async
-/// (bench/RESULTS.md), so fewer tiles keep cp.async; so does one row of
-/// tiles (M of at most MmaSmallBlock[0]: a decode step's GEMM, which
-/// streams B once), where the engine measured slower in three runs.
+/// (bench/RESULTS.md), so fewer tiles keep cp.async.
 constexpr int64_t MmaSmallEngineTiles = 264;
 constexpr int64_t MmaSmallMinBlocks = 3;
 /// Sizes that give at least MmaLargeTiles tiles of MmaLargeBlock (about
