@@ -1294,8 +1294,14 @@ void FuncEmitter::emitKernels() {
       else
         OS << "\n";
       OS << "template <typename Index>\n";
+      // Past 1024 threads an SM, the fewest any architecture holds, the
+      // count goes through tdsl_min_blocks, which caps it at the SM's
+      // threads for the architecture nvcc compiles (tdsl/device.cuh).
+      std::string Blocks = std::to_string(MinBlocks);
+      if (MinBlocks * Threads > 1024)
+        Blocks = "tdsl_min_blocks(" + Const + ", " + Blocks + ")";
       OS << "__global__ void __launch_bounds__(" << Const
-         << (MinBlocks > 0 ? ", " + std::to_string(MinBlocks) : std::string()) << ")\n";
+         << (MinBlocks > 0 ? ", " + Blocks : std::string()) << ")\n";
       OS << kernelName(L, General) << "(";
       ExprWriter W(Sizes, /*Host=*/false);
       W.InlineFDiv = InlineFDiv;

@@ -68,11 +68,10 @@ std::vector<LaunchVariant> ChainMapper::rewriteNest(const Stmt &S) {
   HeldRanges.clear();
   HeldWhen = nullptr;
   if (!ThreadsPinned && Width && CachedCond && !asConstInt(simplifyExpr(Cols))) {
-    int64_t Run = Width;
     auto Range = [&](int64_t Lo, int64_t Hi) {
       return land(land(lt(intImm(Lo * RowChainCacheElements), Cols),
                        le(Cols, intImm(Hi * RowChainCacheElements))),
-                  binary(BinaryOp::Eq, imod(Cols, intImm(Run)), intImm(0)));
+                  binary(BinaryOp::Eq, imod(Cols, intImm(Width)), intImm(0)));
     };
     for (int64_t B = Threads * 2; B <= RowChainLongThreads; B *= 2) {
       if (!holdPays(B))

@@ -31,6 +31,25 @@
 
 namespace tdsl_generated {
 
+//===-- Launch bounds -----------------------------------------------------===//
+
+// The most threads an SM holds on the architecture being compiled. A
+// __launch_bounds__ asking for more resident blocks than that is an error
+// of ptxas, so a launch whose blocks might not fit asks through
+// tdsl_min_blocks for as many as do: a block of 1024 threads that wants
+// two an SM gets two on sm_80 and sm_90, one on sm_75, sm_86 and sm_89.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 750
+constexpr int kSmThreads = 1024;
+#elif defined(__CUDA_ARCH__) &&                                                                    \
+    (__CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 870 || __CUDA_ARCH__ == 890 || __CUDA_ARCH__ >= 1200)
+constexpr int kSmThreads = 1536;
+#else
+constexpr int kSmThreads = 2048;
+#endif
+constexpr int tdsl_min_blocks(int threads, int blocks) {
+  return blocks * threads <= kSmThreads ? blocks : kSmThreads / threads;
+}
+
 //===-- Device helpers: the semantics of ir/Interpreter.cpp ---------------===//
 
 template <typename T> struct tdsl_int_limits;
