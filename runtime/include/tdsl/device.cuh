@@ -39,15 +39,15 @@ namespace tdsl_generated {
 // tdsl_min_blocks for as many as do: a block of 1024 threads that wants
 // two an SM gets two on sm_80 and sm_90, one on sm_75, sm_86 and sm_89.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 750
-constexpr int kSmThreads = 1024;
+constexpr int tdsl_sm_threads = 1024;
 #elif defined(__CUDA_ARCH__) &&                                                                    \
     (__CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 870 || __CUDA_ARCH__ == 890 || __CUDA_ARCH__ >= 1200)
-constexpr int kSmThreads = 1536;
+constexpr int tdsl_sm_threads = 1536;
 #else
-constexpr int kSmThreads = 2048;
+constexpr int tdsl_sm_threads = 2048;
 #endif
 constexpr int tdsl_min_blocks(int threads, int blocks) {
-  return blocks * threads <= kSmThreads ? blocks : kSmThreads / threads;
+  return blocks * threads <= tdsl_sm_threads ? blocks : tdsl_sm_threads / threads;
 }
 
 //===-- Device helpers: the semantics of ir/Interpreter.cpp ---------------===//
