@@ -167,7 +167,7 @@ void ChainMapper::plan() {
     else if (*C <= Fit)
       CachedCond = WideCond;
   }
-  SharedRows = CachedCond && Fit == Block * PerThread && sharedRows(Block);
+  SharedRows = CachedCond && sharedRows(Block);
   // A held launch, or one holding rows in shared memory, computes the
   // terms again: kept, they took a register an element beside the row's,
   // which at 512 and 1024 threads left one block a SM (bench/RESULTS.md).
@@ -182,6 +182,14 @@ bool ChainMapper::sharedRows(int64_t B) const {
     if (Cached[K])
       Bytes += B * RowChainCacheElements * dtypeBytes(Staged[K]->Type);
   return B == RowChainLongThreads && Bytes <= RowChainSharedRowBytes;
+}
+
+Buffer ChainMapper::heldBuffer(size_t K) const {
+  std::vector<Expr> Shape = {intImm(Runs), intImm(Width)};
+  if (SharedRows)
+    Shape.insert(Shape.begin() + 1, intImm(Block));
+  return tempBuffer(CacheName[K], Staged[K]->Type, Shape,
+                    SharedRows ? MemScope::Shared : MemScope::Register);
 }
 
 Stmt ChainMapper::version(Mode M, const std::vector<std::string> &Totals, unsigned Line) {
@@ -217,9 +225,7 @@ Stmt ChainMapper::version(Mode M, const std::vector<std::string> &Totals, unsign
   if (M == Mode::Cached && !SharedRows) // else around the warps (build)
     for (size_t K = Staged.size(); K-- > 0;)
       if (Cached[K])
-        Body = allocate(tempBuffer(CacheName[K], Staged[K]->Type, {intImm(Runs), intImm(Width)},
-                                   MemScope::Register),
-                        Body, Line);
+        Body = allocate(heldBuffer(K), Body, Line);
   return Body;
 }
 
@@ -255,9 +261,7 @@ Stmt ChainMapper::build(unsigned Line, const LoopRun &Run) {
     }
   for (size_t K = 0; SharedRows && K < Staged.size(); ++K)
     if (Cached[K])
-      Shared.push_back(tempBuffer(CacheName[K], Staged[K]->Type,
-                                  {intImm(Runs), intImm(Block), intImm(Width)},
-                                  MemScope::Shared));
+      Shared.push_back(heldBuffer(K));
   Expr Rows = flatExtent(Run.Loops);
   auto Hold = [&](Stmt Body) {
     for (auto It = Nest.Held.rbegin(); It != Nest.Held.rend(); ++It)
@@ -318,6 +322,7 @@ Stmt ChainMapper::build(unsigned Line, const LoopRun &Run) {
 
   // 3. The note and the remark.
   std::string How = "one element at a time";
+  const std::string Where = SharedRows ? "shared memory" : "registers";
   bool Online = llvm::is_contained(FollowsMax, true);
   const char *OnlineWhy = " (the max and the sum of exp(x - max) in one, online)";
   if (!Width && Online)
@@ -329,7 +334,6 @@ Stmt ChainMapper::build(unsigned Line, const LoopRun &Run) {
                                   "16-byte boundary, its head and tail an element at a time"
                                 : "") +
           ", else one element at a time)";
-    std::string Where = SharedRows ? "shared memory" : "registers";
     if (PerBlock && Held)
       How += ", held in " + Where + " (" + std::to_string(Block * Width * Runs) +
              " elements: " + std::to_string(Width * Runs) + " a thread), so it is read once";
@@ -366,8 +370,7 @@ Stmt ChainMapper::build(unsigned Line, const LoopRun &Run) {
     remark("row-chain", Line,
            "took it: " + std::to_string(Phases.size()) + " phases, " + Mapping +
                (CachedCond || (!LaneGroups.empty() && llvm::is_contained(Cached, true))
-                    ? ", the row held in " + std::string(SharedRows ? "shared memory" : "registers") +
-                          " when it fits"
+                    ? ", the row held in " + Where + " when it fits"
                     : "") +
                (Online ? ", a max and the sum of exp(x - max) in one sweep (online)" : "") +
                (PeelCond && PerBlock ? ", rows of other lengths peeled" : "") +

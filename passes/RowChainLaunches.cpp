@@ -73,19 +73,13 @@ std::vector<LaunchVariant> ChainMapper::rewriteNest(const Stmt &S) {
                        le(Cols, intImm(Hi * RowChainCacheElements))),
                   binary(BinaryOp::Eq, imod(Cols, intImm(Width)), intImm(0)));
     };
-    for (int64_t B = Threads * 2; B <= RowChainLongThreads; B *= 2) {
-      if (!holdPays(B))
-        continue;
-      HeldRanges.push_back({B, simplifyExpr(Range(B / 2, B))});
-      HeldWhen = HeldWhen ? binary(BinaryOp::Or, HeldWhen, HeldRanges.back().second)
-                          : HeldRanges.back().second;
-    }
-    // Consecutive ranges are one.
-    if (HeldRanges.size() > 1 &&
-        HeldRanges.back().first == HeldRanges.front().first << (HeldRanges.size() - 1))
-      HeldWhen = Range(HeldRanges.front().first / 2, HeldRanges.back().first);
-    if (HeldWhen)
-      HeldWhen = simplifyExpr(HeldWhen);
+    // holdPays only widens at RowChainLongThreads (sharedRows), so the
+    // launches that pay are the last ones, and their ranges are one.
+    for (int64_t B = Threads * 2; B <= RowChainLongThreads; B *= 2)
+      if (holdPays(B))
+        HeldRanges.push_back({B, simplifyExpr(Range(B / 2, B))});
+    if (!HeldRanges.empty())
+      HeldWhen = simplifyExpr(Range(HeldRanges.front().first / 2, HeldRanges.back().first));
   }
   // Rows held in shared memory leave a thread of 1024 few registers: the
   // launch asks ptxas for the two blocks a SM that holding them there is

@@ -154,6 +154,10 @@ private:
   /// the held tensors take at most RowChainSharedRowBytes.
   bool sharedRows(int64_t B) const;
 
+  /// The buffer that holds tensor K's runs: [Runs, Width] registers, or
+  /// [Runs, Block, Width] shared memory (SharedRows).
+  Buffer heldBuffer(size_t K) const;
+
   // The runs: a run is 16 bytes of the narrowest tensor taking part (a
   // wider one moves it in 16-byte pieces), and every tensor read or
   // written along the row takes part, or none does (one left out would be
