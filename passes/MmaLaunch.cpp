@@ -91,13 +91,7 @@ std::vector<LaunchVariant> MmaTiler::variants(const Stmt &Nest, std::vector<Knob
         if (V != Nest && Engine) {
           ByEngine = LaunchVariant{"small_engine", V};
           // Unless pinned: without a minimum ptxas gave its kernels spills.
-          if (!findKnob(F, "min_blocks")) {
-            Knob K;
-            K.Key = "min_blocks";
-            K.Ints = {MmaSmallMinBlocks};
-            K.SetBy = PassName;
-            ByEngine->Knobs.push_back(std::move(K));
-          }
+          chooseKnob(F, ByEngine->Knobs, "min_blocks", {MmaSmallMinBlocks}, "", PassName);
         } else {
           Names = Before;
           SmallEngineWhen = nullptr;

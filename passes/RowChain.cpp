@@ -418,13 +418,8 @@ void rowChain(ir::Func &F) {
                        // Kept terms live across the quotients that read them, where
                        // CUDA's '/' may call a subroutine, and they would spill
                        // there: the launch divides inline (tdsl_fdiv).
-                       if (!Body.empty() && M.keptTerms() && !findKnob(F, "fdiv")) {
-                         ir::Knob K;
-                         K.Key = "fdiv";
-                         K.Word = "inline";
-                         K.SetBy = "row-chain";
-                         Knobs.push_back(std::move(K));
-                       }
+                       if (!Body.empty() && M.keptTerms())
+                         chooseKnob(F, Knobs, "fdiv", {}, "inline", "row-chain");
                        return Body;
                      });
 }

@@ -85,13 +85,8 @@ std::vector<LaunchVariant> ChainMapper::rewriteNest(const Stmt &S) {
   // launch asks ptxas for the two blocks a SM that holding them there is
   // for (unasked, it may take more registers and leave one).
   auto TwoBlocks = [&](LaunchVariant &L) {
-    if (!SharedRows || findKnob(F, "min_blocks"))
-      return;
-    Knob K;
-    K.Key = "min_blocks";
-    K.Ints = {2};
-    K.SetBy = "row-chain";
-    L.Knobs.push_back(std::move(K));
+    if (SharedRows)
+      chooseKnob(F, L.Knobs, "min_blocks", {2}, "", "row-chain");
   };
   std::vector<LaunchVariant> Out = {{"", build(S->SrcLine, Run)}};
   TwoBlocks(Out.back());

@@ -354,11 +354,7 @@ Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
   }
   if (S.MinBlocks > 1 && !findKnob(F, "min_blocks") && Words <= 96 &&
       Threads * S.MinBlocks <= 2048) {
-    Knob K;
-    K.Key = "min_blocks";
-    K.Ints = {S.MinBlocks};
-    K.SetBy = "tile-contraction";
-    Chosen->push_back(std::move(K));
+    chooseKnob(F, *Chosen, "min_blocks", {S.MinBlocks}, "", "tile-contraction");
     Note += "; " + std::to_string(S.MinBlocks) + " resident blocks per SM (min_blocks: " +
             std::to_string(Words) + " registers of tile state per thread leave room)";
   }
