@@ -6,8 +6,8 @@ is checked on shapes the suite does not hold (skinny, wide, MLP-sized).
     python3 bench/schedule_sweep.py [--base KEY=VALUE,...] [--new KEY=VALUE,...]
         [--base-tdslc PATH] [--new-tdslc PATH] [--arch sm_90] [--out DIR] [--quick]
 
-Each suite kernel (bench/suite: gemm_f16 over 25 shapes, gemm_bf16, gemm_tf32,
-gemm_i8, bgemm_f16 over 4, gemm_bias_gelu, gated_mlp at T = 4096 and 16) is
+Each suite kernel (bench/suite: gemm_f16 over 31 shapes, gemm_bf16, gemm_tf32,
+gemm_i8, bgemm_f16 over 4, gemm_bias_gelu, gated_mlp at T = 4096, 64, 32 and 16) is
 compiled twice by the tdsl package, with the knobs of --base and of --new pinned (default: base
 double_buffer=off, new none: tdslc's own choice), each by its own tdslc where
 --base-tdslc and --new-tdslc name two builds, and called on the same
@@ -38,7 +38,11 @@ GEMM_SHAPES = [(1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096), (8192
                # Few default tiles, 256 to 384 small ones (the small launch by the copy
                # engine from 264: --base copy_engine=off times it against cp.async).
                (256, 4096, 4096), (320, 4096, 4096), (384, 4096, 4096), (768, 2048, 2048),
-               (128, 11008, 4096)]
+               (128, 11008, 4096),
+               # A decoder's few tokens against wide weights (a vocabulary, fused projections):
+               # many output tiles of at most 64 rows.
+               (16, 16384, 4096), (16, 28672, 4096), (64, 16384, 4096), (1, 32000, 4096),
+               (16, 128256, 4096), (48, 12288, 4096)]
 # Batch x M x N x K: attention-sized products (short k, many heads) and square batches.
 BGEMM_SHAPES = [(16, 1024, 1024, 1024), (96, 512, 512, 64), (96, 512, 64, 512), (4, 4096, 4096, 128)]
 
@@ -149,7 +153,7 @@ def cases(quick):
     yield ("gemm_bias_gelu", (rand(4096, 4096), rand(4096, 4096), rand(4096, dtype=torch.float32)),
            lambda a, b, bias: F.gelu(a.float() @ b.float() + bias).half(), "4096^3")
     # Weights scaled by 1/sqrt(D): with unit ones, silu(g) * u passes f16's range in the peer.
-    for t in (4096, 16):
+    for t in (4096, 64, 32, 16):
         yield ("gated_mlp", (rand(t, 4096), rand(4096, 11008) / 64, rand(4096, 11008) / 64),
                lambda x, g, u: F.silu(x @ g) * (x @ u), f"T{t} D4096 F11008")
 

@@ -18,7 +18,8 @@
 namespace tdsl::mma {
 
 /// The default launch and, where the sizes may give fewer output tiles
-/// than MmaFewTiles (skinny products, small batches), a second launch of
+/// than MmaFewTiles (skinny products, small batches) or at most
+/// MmaShortRows rows (a decoder's tokens), a second launch of
 /// MmaSmallBlock tiles for those sizes: with few tiles most SMs would sit
 /// idle. On sm_90 that launch is two: by cp.async, and where its tiles
 /// fill the SMs twice or more, by the copy engine (MmaSmallEngineTiles).
@@ -35,6 +36,7 @@ namespace tdsl::mma {
 std::vector<LaunchVariant> MmaTiler::variants(const Stmt &Nest, std::vector<Knob> &) {
   Small = Split = Wide = Large = Wave = Half = SmallEngine = false;
   Few = SplitWhen = WideWhen = LargeWhen = WaveWhen = HalfWhen = SmallEngineWhen = nullptr;
+  const NameTable Start = Names;
   Stmt Main = tile(Nest);
   if (Main == Nest)
     return {};
@@ -48,6 +50,10 @@ std::vector<LaunchVariant> MmaTiler::variants(const Stmt &Nest, std::vector<Knob
     return V;
   };
   std::optional<int64_t> FewKnown = asConstInt(Few);
+  // Always few: the launches below are the nest's only ones, and take
+  // the names the default one did.
+  if (FewKnown && *FewKnown)
+    Names = Start;
   std::vector<LaunchVariant> Out;
   if (!FewKnown || !*FewKnown) {
     Out.push_back({"", Main});
@@ -281,36 +287,38 @@ Stmt MmaTiler::place(Stmt Launch, bool WideTwice, bool GeneralTwice) {
                     SplitWhen && !SmallEngine ? Open(SplitWhen) : nullptr, false);
     Grid = gridWhen(Grid, SmallEngineWhen, SmallEngine);
     Note += "; the launch for sizes of fewer than " + std::to_string(MmaFewTiles) +
-            " output tiles of the default block, so that more SMs have one";
+            " output tiles of the default block, so that more SMs have one, or of at most " +
+            std::to_string(MmaShortRows) + " rows, which would leave its rows half empty";
     std::string Tiles = "block tile " + std::to_string(S.BlockM) + "x" +
                         std::to_string(S.BlockN) + ", warp tile " + std::to_string(S.WarpM) +
                         "x" + std::to_string(S.WarpN) + ", " + std::to_string(S.Stages) +
                         " stages";
+    std::string FewSizes = "where the sizes give fewer than " + std::to_string(MmaFewTiles) +
+                           " output tiles or at most " + std::to_string(MmaShortRows) + " rows";
     if (SmallEngine && Engine) {
       Note += ", of " + std::to_string(MmaSmallEngineTiles) + " of its tiles or more";
       if (!findKnob(F, "min_blocks"))
         Note += ": " + std::to_string(MmaSmallMinBlocks) + " blocks an SM asked of ptxas";
       remark(PassName, Line,
-             "where the sizes give fewer than " + std::to_string(MmaFewTiles) +
-                 " output tiles and " + std::to_string(MmaSmallEngineTiles) +
-                 " small ones or more, a launch of small blocks filled by the copy engine: " +
+             FewSizes + ", and " + std::to_string(MmaSmallEngineTiles) +
+                 " small tiles or more, a launch of small blocks filled by the copy engine: " +
                  Tiles);
     } else if (!SmallEngine) {
       // (A build whose engine is refused is dropped: no remark.)
-      remark(PassName, Line,
-             "where the sizes give fewer than " + std::to_string(MmaFewTiles) +
-                 " output tiles, a second launch: " + Tiles);
+      remark(PassName, Line, FewSizes + ", a second launch: " + Tiles);
     }
   } else {
+    // Few rows are few at any count of tiles.
+    Expr Short = simplifyExpr(le(N.Row->Extent, c(MmaShortRows)));
     if (Large)
-      Grid = gridWhen(Grid, LargeWhen, true);
+      Grid = gridWhen(gridWhen(Grid, LargeWhen, true), Open(Short), false);
     if (!OneLaunch && !Large) {
       // The default launch's tiles decide which sizes are few (the
       // launches built after it read Few and SplitWhen); the split's test
       // counts the split launch's own blocks.
       if (!Wide && !Wave && !Half) {
         Expr Tiles = N.Batch.empty() ? Grid : mul(Grid, flatExtent(N.Batch));
-        Few = simplifyExpr(lt(Tiles, c(MmaFewTiles)));
+        Few = simplifyExpr(binary(BinaryOp::Or, lt(Tiles, c(MmaFewTiles)), Short));
         if (S.SplitK) {
           MmaSchedule Sm = smallSchedule();
           SplitWhen = MmaSplitK::when(N, Sm.BlockM, Sm.BlockN, Sm.TileK);

@@ -38,7 +38,8 @@
 //   Sibling contractions (several accumulators in one nest) stage each
 //   distinct operand once and issue an mma per accumulator; each warp
 //   holds its part of every accumulator. Where the sizes are open and
-//   may give fewer than MmaFewTiles output tiles, the nest is written as
+//   may give fewer than MmaFewTiles output tiles, or at most MmaShortRows
+//   rows, the nest is written as
 //   two launches, the second (NAME_small) of MmaSmallBlock tiles, each
 //   with a grid that is empty at the other's sizes (few_tiles); on sm_90,
 //   where those small tiles are MmaSmallEngineTiles or more, a third
@@ -91,6 +92,12 @@ constexpr int64_t MmaFewTiles = 128;
 /// That launch's block and warp tiles.
 constexpr int64_t MmaSmallBlock[2] = {64, 64};
 constexpr int64_t MmaSmallWarp[2] = {32, 32};
+/// Products of at most this many rows (one row of small tiles: a
+/// decoder's few tokens against its weights) are few whatever their tile
+/// count: the default block's rows would be at least half empty, and its
+/// mmas over them, wasted, bound such a product where the weights' bytes
+/// should (a gated MLP of 16 tokens ran its 128-row blocks compute-bound).
+constexpr int64_t MmaShortRows = MmaSmallBlock[0];
 /// On sm_90, sizes that give at least this many tiles of MmaSmallBlock
 /// (two an H200 SM) fill that launch's stages by the copy engine, in a
 /// launch of its own where the sizes are open (NAME_small_engine), which
@@ -109,9 +116,6 @@ constexpr int64_t MmaSmallMinBlocks = 3;
 /// open, a launch of its own (NAME_large).
 constexpr int64_t MmaLargeTiles = 384;
 constexpr int64_t MmaLargeBlock[2] = {256, 128};
-// The launches' grids are disjoint only if sizes of that many large tiles
-// never give fewer than MmaFewTiles default ones.
-static_assert(MmaLargeTiles >= MmaFewTiles && MmaLargeBlock[0] >= 128 && MmaLargeBlock[1] >= 128);
 /// From MmaFewTiles to this many output tiles of the default block (an
 /// H200's SM count), each SM holds one block at most: four warps leave
 /// each scheduler one, too few to hide the mma's fixed latency, so a plain
