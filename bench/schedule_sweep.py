@@ -5,9 +5,10 @@ is checked on shapes the suite does not hold (skinny, wide, MLP-sized).
 
     python3 bench/schedule_sweep.py [--base KEY=VALUE,...] [--new KEY=VALUE,...]
         [--base-tdslc PATH] [--new-tdslc PATH] [--arch sm_90] [--out DIR] [--quick]
+        [--only gemm_f16,bgemm_f16,...]
 
 Each suite kernel (bench/suite: gemm_f16 over 31 shapes, gemm_bf16, gemm_tf32,
-gemm_i8, bgemm_f16 over 4, gemm_bias_gelu, gated_mlp at T = 4096, 64, 32 and 16) is
+gemm_i8, bgemm_f16 over 7, gemm_bias_gelu, gated_mlp at T = 4096, 64, 32 and 16) is
 compiled twice by the tdsl package, with the knobs of --base and of --new pinned (default: base
 double_buffer=off, new none: tdslc's own choice), each by its own tdslc where
 --base-tdslc and --new-tdslc name two builds, and called on the same
@@ -44,7 +45,8 @@ GEMM_SHAPES = [(1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096), (8192
                (16, 16384, 4096), (16, 28672, 4096), (64, 16384, 4096), (1, 32000, 4096),
                (16, 128256, 4096), (48, 12288, 4096)]
 # Batch x M x N x K: attention-sized products (short k, many heads) and square batches.
-BGEMM_SHAPES = [(16, 1024, 1024, 1024), (96, 512, 512, 64), (96, 512, 64, 512), (4, 4096, 4096, 128)]
+BGEMM_SHAPES = [(16, 1024, 1024, 1024), (96, 512, 512, 64), (96, 512, 64, 512), (4, 4096, 4096, 128),
+                (32, 1024, 1024, 1024), (8, 2048, 2048, 2048), (64, 512, 512, 512)]
 
 
 def knobs(text):
@@ -178,9 +180,12 @@ def sweep_parser(base, out, quick):
 
 
 def main():
-    args = sweep_parser("double_buffer=off", "schedule-sweep", "three f16 shapes only").parse_args()
+    ap = sweep_parser("double_buffer=off", "schedule-sweep", "three f16 shapes only")
+    ap.add_argument("--only", default=",".join(SUITE_KERNELS), help="the suite kernels to time")
+    args = ap.parse_args()
+    only = [k for k in SUITE_KERNELS if k in args.only.split(",")]
     if args.compile_only:
-        return compiled_only(args, {k: suite_source(k) for k in SUITE_KERNELS})
+        return compiled_only(args, {k: suite_source(k) for k in only})
     if torch is None or not torch.cuda.is_available():
         print("schedule_sweep: no torch with a CUDA device here; nothing measured")
         return 0
@@ -193,6 +198,8 @@ def main():
     print("| kernel | shape | peer ms | base | new | new / base |")
     print("|---|---|---|---|---|---|")
     for name, inputs, peer, shape in cases(args.quick):
+        if name not in only:
+            continue
         for v, pins in variants.items():
             if (name, v) not in built:
                 built[(name, v)] = compile_with(tdslc_of(args, v), suite_source(name), arch=args.arch,

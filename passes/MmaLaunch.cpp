@@ -84,8 +84,13 @@ std::vector<LaunchVariant> MmaTiler::variants(const Stmt &Nest, std::vector<Knob
     bool EngineAlways = false;
     if (N.Batch.empty() && F.MinSM >= 90) {
       MmaSchedule Sm = smallSchedule();
-      Expr When = simplifyExpr(le(c(MmaSmallEngineTiles), mul(ceilDiv(N.Row->Extent, Sm.BlockM),
-                                                             ceilDiv(N.Col->Extent, Sm.BlockN))));
+      // And rows that fill a tile: where the engine's boxes of A passed
+      // the last row (M under 64: a decoder's tokens) it measured slower
+      // (bench/RESULTS.md).
+      Expr When = simplifyExpr(
+          land(le(c(MmaSmallEngineTiles),
+                  mul(ceilDiv(N.Row->Extent, Sm.BlockM), ceilDiv(N.Col->Extent, Sm.BlockN))),
+               le(c(Sm.BlockM), N.Row->Extent)));
       std::optional<int64_t> Known = asConstInt(When);
       if (!Known || *Known) {
         const NameTable Before = Names;
@@ -296,12 +301,14 @@ Stmt MmaTiler::place(Stmt Launch, bool WideTwice, bool GeneralTwice) {
     std::string FewSizes = "where the sizes give fewer than " + std::to_string(MmaFewTiles) +
                            " output tiles or at most " + std::to_string(MmaShortRows) + " rows";
     if (SmallEngine && Engine) {
-      Note += ", of " + std::to_string(MmaSmallEngineTiles) + " of its tiles or more";
+      Note += ", of " + std::to_string(MmaSmallEngineTiles) + " of its tiles or more, and " +
+              std::to_string(S.BlockM) + " rows or more";
       if (!findKnob(F, "min_blocks"))
         Note += ": " + std::to_string(MmaSmallMinBlocks) + " blocks an SM asked of ptxas";
       remark(PassName, Line,
              FewSizes + ", and " + std::to_string(MmaSmallEngineTiles) +
-                 " small tiles or more, a launch of small blocks filled by the copy engine: " +
+                 " small tiles or more and " + std::to_string(S.BlockM) +
+                 " rows or more, a launch of small blocks filled by the copy engine: " +
                  Tiles);
     } else if (!SmallEngine) {
       // (A build whose engine is refused is dropped: no remark.)

@@ -42,7 +42,7 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
     NoEngine = MmaKLoop::engineSchedule(F, M, E);
     if (NoEngine.empty() && Small && !SmallEngine)
       NoEngine = "the launch of small blocks keeps cp.async where the sizes give fewer than " +
-                 std::to_string(MmaSmallEngineTiles) + " of its tiles";
+                 std::to_string(MmaSmallEngineTiles) + " of its tiles, or fewer rows than one";
     else if (NoEngine.empty())
       S = E;
   }

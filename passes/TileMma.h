@@ -104,7 +104,9 @@ constexpr int64_t MmaShortRows = MmaSmallBlock[0];
 /// asks ptxas for MmaSmallMinBlocks resident blocks an SM: without a
 /// minimum it gave the engine's small kernels spills. With one block an SM
 /// and a long k loop the engine measured slower than cp.async
-/// (bench/RESULTS.md), so fewer tiles keep cp.async.
+/// (bench/RESULTS.md), so fewer tiles keep cp.async; so do fewer rows
+/// than one tile's (a decoder's tokens), whose boxes of A pass the last
+/// row: there the engine measured slower at every size.
 constexpr int64_t MmaSmallEngineTiles = 264;
 constexpr int64_t MmaSmallMinBlocks = 3;
 /// Sizes that give at least MmaLargeTiles tiles of MmaLargeBlock (about
