@@ -8,7 +8,7 @@ is checked on shapes the suite does not hold (skinny, wide, MLP-sized).
         [--only gemm_f16,bgemm_f16,...]
 
 Each suite kernel (bench/suite: gemm_f16 over 31 shapes, gemm_bf16, gemm_tf32,
-gemm_i8, bgemm_f16 over 7, gemm_bias_gelu, gated_mlp at T = 4096, 64, 32 and 16) is
+gemm_i8, bgemm_f16 over 10, gemm_bias_gelu, gated_mlp at T = 4096, 64, 32 and 16) is
 compiled twice by the tdsl package, with the knobs of --base and of --new pinned (default: base
 double_buffer=off, new none: tdslc's own choice), each by its own tdslc where
 --base-tdslc and --new-tdslc name two builds, and called on the same
@@ -46,7 +46,9 @@ GEMM_SHAPES = [(1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096), (8192
                (16, 128256, 4096), (48, 12288, 4096)]
 # Batch x M x N x K: attention-sized products (short k, many heads) and square batches.
 BGEMM_SHAPES = [(16, 1024, 1024, 1024), (96, 512, 512, 64), (96, 512, 64, 512), (4, 4096, 4096, 128),
-                (32, 1024, 1024, 1024), (8, 2048, 2048, 2048), (64, 512, 512, 512)]
+                (32, 1024, 1024, 1024), (8, 2048, 2048, 2048), (64, 512, 512, 512),
+                # A decoder's attention scores: a few query rows per head against its keys.
+                (32, 1, 4096, 128), (128, 16, 1024, 128), (64, 64, 2048, 128)]
 
 
 def knobs(text):
