@@ -7,7 +7,7 @@ is checked on shapes the suite does not hold (skinny, wide, MLP-sized).
         [--base-tdslc PATH] [--new-tdslc PATH] [--arch sm_90] [--out DIR] [--quick]
         [--only gemm_f16,bgemm_f16,...]
 
-Each suite kernel (bench/suite: gemm_f16 over 31 shapes, gemm_bf16, gemm_tf32,
+Each suite kernel (bench/suite: gemm_f16 over 34 shapes, gemm_bf16, gemm_tf32,
 gemm_i8, bgemm_f16 over 10, gemm_bias_gelu, gated_mlp at T = 4096, 64, 32 and 16) is
 compiled twice by the tdsl package, with the knobs of --base and of --new pinned (default: base
 double_buffer=off, new none: tdslc's own choice), each by its own tdslc where
@@ -43,7 +43,9 @@ GEMM_SHAPES = [(1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096), (8192
                # A decoder's few tokens against wide weights (a vocabulary, fused projections):
                # many output tiles of at most 64 rows.
                (16, 16384, 4096), (16, 28672, 4096), (64, 16384, 4096), (1, 32000, 4096),
-               (16, 128256, 4096), (48, 12288, 4096)]
+               (16, 128256, 4096), (48, 12288, 4096),
+               # Short k loops under many output tiles: the output's bytes bound them.
+               (8192, 8192, 128), (4096, 4096, 256), (8192, 4096, 512)]
 # Batch x M x N x K: attention-sized products (short k, many heads) and square batches.
 BGEMM_SHAPES = [(16, 1024, 1024, 1024), (96, 512, 512, 64), (96, 512, 64, 512), (4, 4096, 4096, 128),
                 (32, 1024, 1024, 1024), (8, 2048, 2048, 2048), (64, 512, 512, 512),

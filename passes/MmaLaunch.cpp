@@ -180,9 +180,10 @@ bool MmaTiler::schedule(const Stmt &Nest) {
     else
       WideWhen = W;
   }
-  // A plain product of 16-bit operands with many output tiles: the large
-  // block; where the sizes are open, in a launch of its own. tf32 and i8
-  // products ran slower with it on the H200 (bench/RESULTS.md).
+  // A plain product of 16-bit operands with many output tiles and a long
+  // k loop: the large block; where the sizes are open, in a launch of its
+  // own. tf32 and i8 products ran slower with it on the H200, and so did
+  // k loops under MmaLargeMinK (bench/RESULTS.md).
   // Its shared tiles must fit at the schedule's stages (stages or k_tile
   // pinned may pass the target where the default block's do not).
   MmaSchedule AtLarge = S;
@@ -193,8 +194,9 @@ bool MmaTiler::schedule(const Stmt &Nest) {
       N.Accs.size() == 1 &&
       dtypeBytes(Sides[0].Op->Type) == 2 &&
       mmaTileBytes(M, AtLarge) <= F.MaxSharedBytes) {
-    Expr L = simplifyExpr(le(c(MmaLargeTiles), mul(ceilDiv(N.Row->Extent, MmaLargeBlock[0]),
-                                                   ceilDiv(N.Col->Extent, MmaLargeBlock[1]))));
+    Expr L = simplifyExpr(land(le(c(MmaLargeTiles), mul(ceilDiv(N.Row->Extent, MmaLargeBlock[0]),
+                                                        ceilDiv(N.Col->Extent, MmaLargeBlock[1]))),
+                               le(c(MmaLargeMinK), N.Red->Extent)));
     if (std::optional<int64_t> Known = asConstInt(L))
       LargeBlock = *Known;
     else
@@ -344,7 +346,8 @@ Stmt MmaTiler::place(Stmt Launch, bool WideTwice, bool GeneralTwice) {
                         ", " + std::to_string(S.Stages) + " stages";
     if (LargeBlock)
       Note += "; the large block: the sizes give " + std::to_string(MmaLargeTiles) +
-              " output tiles of it or more, which fill the SMs several times";
+              " output tiles of it or more, which fill the SMs several times, and k of " +
+              std::to_string(MmaLargeMinK) + " or more, whose copies it saves";
     if (WaveBlock)
       Note += "; twice the warps: the sizes give " + std::to_string(MmaFewTiles) + " to " +
               std::to_string(MmaOneWaveTiles) +
@@ -358,6 +361,7 @@ Stmt MmaTiler::place(Stmt Launch, bool WideTwice, bool GeneralTwice) {
       remark(PassName, Line,
              "where the sizes give " + std::to_string(MmaLargeTiles) + " output tiles of " +
                  std::to_string(MmaLargeBlock[0]) + "x" + std::to_string(MmaLargeBlock[1]) +
+                 " or more and k of " + std::to_string(MmaLargeMinK) +
                  " or more, a launch of larger blocks: " + Tiles);
     } else if (Wave) {
       remark(PassName, Line,

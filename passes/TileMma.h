@@ -114,9 +114,13 @@ constexpr int64_t MmaSmallMinBlocks = 3;
 /// same 64x64 warps, twice as many a block, so each k tile's copies serve
 /// twice the mmas and the operands' traffic per mma falls by a quarter;
 /// with that many blocks the last wave idles little. A plain (one
-/// accumulator, unbatched) product of 16-bit operands; where the sizes are
-/// open, a launch of its own (NAME_large).
+/// accumulator, unbatched) product of 16-bit operands of a k loop of at
+/// least MmaLargeMinK; where the sizes are open, a launch of its own
+/// (NAME_large). With a shorter k loop the copies it saves weigh less than
+/// each block's fill and epilogue, which two default blocks an SM overlap
+/// with each other's k loop and its one block (its shared bytes) cannot.
 constexpr int64_t MmaLargeTiles = 384;
+constexpr int64_t MmaLargeMinK = 1024;
 constexpr int64_t MmaLargeBlock[2] = {256, 128};
 /// From MmaFewTiles to this many output tiles of the default block (an
 /// H200's SM count), each SM holds one block at most: four warps leave
