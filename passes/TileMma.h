@@ -39,16 +39,17 @@
 //   distinct operand once and issue an mma per accumulator; each warp
 //   holds its part of every accumulator. Where the sizes are open and
 //   may give fewer than MmaFewTiles output tiles, or at most MmaShortRows
-//   rows, the nest is written as
-//   two launches, the second (NAME_small) of MmaSmallBlock tiles, each
-//   with a grid that is empty at the other's sizes (few_tiles); on sm_90,
-//   where those small tiles are MmaSmallEngineTiles or more, a third
+//   rows, the nest is written as two launches, the second (NAME_small)
+//   of MmaSmallBlock tiles, each with a grid that is empty at the other's
+//   sizes (few_tiles); on sm_90, where those small tiles are
+//   MmaSmallEngineTiles or more and the rows fill one, a third
 //   (NAME_small_engine) fills them by the copy engine; where
 //   fewer still with a long k loop, two more split the k loop over blocks
 //   (NAME_split, NAME_split_sum; passes/MmaSplitK.h, split_k). A batched
 //   nest's default block takes 64x32 warps, and 64x64 in a launch of its
 //   own (NAME_wide) where k and the columns are long (MmaLongK). Sizes of
-//   many output tiles take MmaLargeBlock blocks (NAME_large where open);
+//   many output tiles and a long k loop (MmaLargeMinK) take MmaLargeBlock
+//   blocks (NAME_large where open);
 //   sizes of one wave of them (MmaOneWaveTiles), twice the warps
 //   (NAME_wave where open); up to one and a half waves (MmaHalfTiles),
 //   half blocks (NAME_half where open).
