@@ -119,9 +119,11 @@ constexpr int64_t MmaSmallMinBlocks = 3;
 /// least MmaLargeMinK; where the sizes are open, a launch of its own
 /// (NAME_large). With a shorter k loop the copies it saves weigh less than
 /// each block's fill and epilogue, which two default blocks an SM overlap
-/// with each other's k loop and its one block (its shared bytes) cannot.
+/// with each other's k loop and its one block (its shared bytes) cannot:
+/// it lost at k = 768 and won at 1023 (bench/RESULTS.md), so the bound is
+/// halfway, 14 k tiles of 64.
 constexpr int64_t MmaLargeTiles = 384;
-constexpr int64_t MmaLargeMinK = 1024;
+constexpr int64_t MmaLargeMinK = 896;
 constexpr int64_t MmaLargeBlock[2] = {256, 128};
 /// From MmaFewTiles to this many output tiles of the default block (an
 /// H200's SM count), each SM holds one block at most: four warps leave
