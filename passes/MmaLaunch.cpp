@@ -22,12 +22,13 @@ namespace tdsl::mma {
 /// MmaShortRows rows (a decoder's tokens), a second launch of
 /// MmaSmallBlock tiles for those sizes: with few tiles most SMs would sit
 /// idle. On sm_90 that launch is two: by cp.async, and where its tiles
-/// fill the SMs twice or more, by the copy engine (MmaSmallEngineTiles).
+/// fill the SMs twice or more and the rows fill a tile, by the copy engine
+/// (MmaSmallEngineTiles).
 /// Where even those tiles are few and the k loop long, a third
 /// launch splits each tile's k loop over blocks, and a fourth adds their
 /// partials (passes/MmaSplitK.h). Where they may give many tiles of
-/// MmaLargeBlock (a plain product of 16-bit operands), a launch of those
-/// blocks; where a batched nest's k loop and columns are long, one of
+/// MmaLargeBlock and a long k loop (a plain product of 16-bit operands;
+/// MmaLargeMinK), a launch of those blocks; where a batched nest's k loop and columns are long, one of
 /// 64x64 warps; where they give one wave of tiles, one of twice the warps
 /// (MmaOneWaveTiles), and up to one and a half, one of half blocks
 /// (MmaHalfTiles). Each launch's grid is empty for the others' sizes. Not

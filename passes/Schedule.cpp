@@ -153,16 +153,17 @@ const std::vector<KnobSpec> &knobSpecs() {
 
 const Knob *findKnob(const Func &F, llvm::StringRef Key) { return findKnob(F.Schedule, Key); }
 
-void chooseKnob(const Func &F, std::vector<Knob> &Knobs, llvm::StringRef Key,
+bool chooseKnob(const Func &F, std::vector<Knob> &Knobs, llvm::StringRef Key,
                 std::vector<int64_t> Ints, llvm::StringRef Word, llvm::StringRef Pass) {
   if (findKnob(F, Key))
-    return;
+    return false;
   Knob K;
   K.Key = Key.str();
   K.Ints = std::move(Ints);
   K.Word = Word.str();
   K.SetBy = Pass.str();
   Knobs.push_back(std::move(K));
+  return true;
 }
 
 std::optional<Knob> parseKnob(llvm::StringRef Text, std::string &Error) {

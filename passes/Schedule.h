@@ -38,8 +38,9 @@ const std::vector<KnobSpec> &knobSpecs();
 const ir::Knob *findKnob(const ir::Func &F, llvm::StringRef Key);
 
 /// Appends to Knobs the value Pass chose for Key (Ints, or a Word), unless
-/// F pins Key: a pinned knob wins over what a pass would choose.
-void chooseKnob(const ir::Func &F, std::vector<ir::Knob> &Knobs, llvm::StringRef Key,
+/// F pins Key: a pinned knob wins over what a pass would choose. Returns
+/// whether it appended.
+bool chooseKnob(const ir::Func &F, std::vector<ir::Knob> &Knobs, llvm::StringRef Key,
                 std::vector<int64_t> Ints, llvm::StringRef Word, llvm::StringRef Pass);
 
 /// Parses the command-line form "key=64", "key=[128,128]" or "key=off".

@@ -352,12 +352,10 @@ Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
     int64_t W = (dtypeBytes(O.Type) + 3) / 4;
     Words += W * ((O.RowSide ? S.ThreadM : S.ThreadN) + (S.Prefetch ? O.copiesPerThread(S) : 0));
   }
-  if (S.MinBlocks > 1 && !findKnob(F, "min_blocks") && Words <= 96 &&
-      Threads * S.MinBlocks <= 2048) {
-    chooseKnob(F, *Chosen, "min_blocks", {S.MinBlocks}, "", "tile-contraction");
+  if (S.MinBlocks > 1 && Words <= 96 && Threads * S.MinBlocks <= 2048 &&
+      chooseKnob(F, *Chosen, "min_blocks", {S.MinBlocks}, "", "tile-contraction"))
     Note += "; " + std::to_string(S.MinBlocks) + " resident blocks per SM (min_blocks: " +
             std::to_string(Words) + " registers of tile state per thread leave room)";
-  }
   remark("tile-contraction", Line,
          "took it: block tile " + std::to_string(S.BlockM) + "x" + std::to_string(S.BlockN) +
              ", k step " + std::to_string(S.TileK) + ", " + std::to_string(Threads) +
