@@ -144,7 +144,7 @@ struct Val {
   Expr E;
   DType T = DType::F32;
   double Bound = 1;
-  bool Leaf = false; ///< a read, literal or name: the same value in f32 and f64
+  bool Leaf = false; ///< a literal, a name, or a read of values not Rounded: the same in f32 and f64
 };
 
 /// How a tensor dim relates to index extents (what subscripts fit it).
@@ -158,6 +158,9 @@ struct Readable {
   DType Type;
   std::vector<DimShape> Dims;
   double Bound;
+  /// Float values the program computed (inexact flavour): f32 and f64 differ
+  /// on them by their roundings, so a read of them is no leaf.
+  bool Rounded = false;
 };
 
 struct Index {
@@ -213,7 +216,8 @@ private:
   void noteDims(const std::vector<std::string> &Dims);
 
   Val genExpr(unsigned Depth);
-  Val genLeaf();
+  /// A read, literal or name; with Exact, never a read of Rounded values.
+  Val genLeaf(bool Exact = false);
   Val access(const Readable &T, const std::string *MustCover = nullptr);
   Val freshInput(const std::string *MustCover = nullptr);
   Val literal();
@@ -282,7 +286,7 @@ Val Generator::access(const Readable &T, const std::string *MustCover) {
   Val V;
   V.T = arith(T.Type);
   V.Bound = T.Bound;
-  V.Leaf = true;
+  V.Leaf = !T.Rounded;
   if (T.Dims.empty()) {
     V.E.K = Expr::Name;
     V.E.Text = T.Name;
@@ -382,13 +386,17 @@ Val Generator::freshInput(const std::string *MustCover) {
   return V;
 }
 
-Val Generator::genLeaf() {
+Val Generator::genLeaf(bool Exact) {
   if (ConstOnly)
     return literal();
   double R = std::uniform_real_distribution<double>(0, 1)(Rng);
   if (R < 0.7) {
-    if (!Avail.empty() && (P.Inputs.size() >= Opts.MaxInputs || chance(0.6)))
-      return access(pickOf(Avail));
+    std::vector<Readable> From;
+    for (const Readable &T : Avail)
+      if (!Exact || !T.Rounded)
+        From.push_back(T);
+    if (!From.empty() && (P.Inputs.size() >= Opts.MaxInputs || chance(0.6)))
+      return access(pickOf(From));
     return freshInput();
   }
   if (R < 0.85)
@@ -440,7 +448,7 @@ Val Generator::genExpr(unsigned Depth) {
   // same value in the reference's f64 and the interpreter's f32, a
   // computed value may sit on the other side of a rounding boundary.
   auto Operand = [&](bool Discontinuous) {
-    return (Discontinuous && !P.Exact) ? genLeaf() : genExpr(Depth - 1);
+    return (Discontinuous && !P.Exact) ? genLeaf(/*Exact=*/true) : genExpr(Depth - 1);
   };
   Val V;
   double R = std::uniform_real_distribution<double>(0, 1)(Rng);
@@ -650,6 +658,7 @@ void Generator::genContraction(bool IsOutput) {
   for (const std::string &E : OutDims)
     Out.Dims.push_back({DimShape::Plain, E, ""});
   Out.Bound = Result;
+  Out.Rounded = !P.Exact && isFloat(Acc);
   if (Result <= ClampAbove)
     Avail.push_back(Out);
   StmtExtents.emplace_back();
@@ -780,6 +789,7 @@ void Generator::genStmt(bool IsOutput) {
   for (const std::string &E : OutDims)
     T.Dims.push_back({DimShape::Plain, E, ""});
   T.Bound = Stored == DType::I8 ? std::min(Result, 128.0) : Result;
+  T.Rounded = !P.Exact && isFloat(Stored);
   bool Readback = P.Exact || !isFloat(Stored) || Stored == DType::F32 || Stored == DType::F64;
   if (Readback && T.Bound <= ClampAbove)
     Avail.push_back(T);

@@ -196,8 +196,11 @@ std::vector<std::pair<std::string, std::string>> contractionKnobs(Rng &R) {
 /// through stages whose tiles fit in shared memory for 4-byte tf32
 /// operands too, each refinement on or off. The CUDA-core path takes the
 /// same block and k tiles (8x8 thread tiles divide them, and their shared
-/// tiles fit), so a nest tile-mma declines still has a valid schedule.
-std::vector<std::pair<std::string, std::string>> mmaKnobs(Rng &R) {
+/// tiles fit), so a nest tile-mma declines still has a valid schedule;
+/// with 8-byte elements (F64: the program spells f64 somewhere) only k
+/// tiles of 32 fit there (two stages of 64 x (128 + 128) f64 elements
+/// take 262144 bytes).
+std::vector<std::pair<std::string, std::string>> mmaKnobs(Rng &R, bool F64) {
   static const int Warp[][2] = {{16, 16}, {32, 32}, {64, 32}, {32, 64}, {64, 64}};
   const int *W = Warp[R() % 5];
   int GM = 1 + R() % 2, GN = 1 + R() % 2;
@@ -215,7 +218,7 @@ std::vector<std::pair<std::string, std::string>> mmaKnobs(Rng &R) {
     Out.push_back({"split_k", pick(R, {"auto", "off"})});
   }
   // 64 x (128 + 128) tf32 elements take 64 KiB a stage: at most 3.
-  bool Wide = R() % 2;
+  bool Wide = R() % 2 && !F64;
   Out.push_back({"k_tile", Wide ? "64" : "32"});
   Out.push_back({"stages", Wide ? pick(R, {"1", "2", "3"}) : pick(R, {"1", "2", "3", "4"})});
   for (const char *Key : {"ldmatrix", "double_buffer", "stage_epilogue"})
@@ -629,7 +632,7 @@ int main(int Argc, char **Argv) {
         P.Schedule.push_back(KV);
       break;
     case 1:
-      for (auto &KV : mmaKnobs(R))
+      for (auto &KV : mmaKnobs(R, smith::print(P).find("f64") != std::string::npos))
         P.Schedule.push_back(KV);
       break;
     default: break;
