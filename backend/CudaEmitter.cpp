@@ -140,6 +140,14 @@ public:
   /// f32 division as tdsl_fdiv, which calls no subroutine (the knob fdiv =
   /// inline), instead of CUDA's '/'.
   bool InlineFDiv = false;
+  /// With InlineFDiv, in a run the emitter computes twice
+  /// (FuncEmitter::quickRun): on the first pass the name of the run's flag,
+  /// each f32 quotient spelled tdsl_fdiv_try, which clears the flag where
+  /// its fast path does not hold; on the second, Wide: each quotient by
+  /// tdsl_fdiv_wide, right for every pair. (tdsl_fdiv there would let ptxas
+  /// keep each first-pass quotient's test in a register for its branch.)
+  std::string QuickFlag;
+  bool Wide = false;
   /// f32 exp as tdsl_exp, ex2.approx of x log2 e (the knob fexp = ex2,
   /// default), instead of CUDA's expf.
   bool Ex2Exp = true;
@@ -408,8 +416,14 @@ Text ExprWriter::binaryText(const BinaryNode &N) {
     case BinaryOp::Sub: R = Infix("-", AddPrec); break;
     case BinaryOp::Mul: R = Infix("*", MulPrec); break;
     case BinaryOp::Div:
-      R = InlineFDiv && (T == DType::F32 || T == DType::TF32) ? Call2("tdsl_fdiv")
-                                                              : Infix("/", MulPrec);
+      if (!InlineFDiv || (T != DType::F32 && T != DType::TF32))
+        R = Infix("/", MulPrec);
+      else if (Wide)
+        R = Call2("tdsl_fdiv_wide");
+      else if (!QuickFlag.empty())
+        R = callText("tdsl_fdiv_try", {str(N.A), str(N.B), QuickFlag});
+      else
+        R = Call2("tdsl_fdiv");
       break;
     case BinaryOp::Mod: R = Call2(D ? "fmod" : "fmodf"); break;
     // fminf/fmaxf: a NaN operand yields the other, as in the interpreter.
@@ -681,6 +695,7 @@ private:
     --Indent;
   }
   void emitFor(const ForNode &N, ExprWriter &W, bool Last);
+  int64_t quickRun(const ForNode &N, const ExprWriter &W);
   bool emitVectorCopy(const ForNode &N, ExprWriter &W);
   void declareShared(const AllocateNode &N, const std::string &T, BufferRef &Ref);
   std::string extentConst(const Buffer &B, unsigned D, int64_t Value);
@@ -858,6 +873,52 @@ bool FuncEmitter::emitVectorCopy(const ForNode &N, ExprWriter &W) {
   return true;
 }
 
+/// The steps of N where it is a run whose f32 quotients may take
+/// tdsl_fdiv's fast path alone, the run computed again where one fails, else
+/// 0: an unrolled loop from 0 of at most 16 steps whose body only stores to
+/// registers it does not read (so a second pass stores the same values,
+/// each now exact), with an f32 division. Each quotient then spares the
+/// branch around tdsl_fdiv's wide path, which a softmax's every element
+/// takes.
+int64_t FuncEmitter::quickRun(const ForNode &N, const ExprWriter &W) {
+  struct Scan : IRVisitor {
+    const llvm::StringMap<BufferRef> &Buffers;
+    bool Ok = true, Divides = false;
+    llvm::StringSet<> Stored, Loaded;
+    explicit Scan(const llvm::StringMap<BufferRef> &B) : Buffers(B) {}
+    void visit(const Stmt &S) override {
+      if (S->Kind == StmtKind::Block || S->Kind == StmtKind::Store)
+        IRVisitor::visit(S);
+      else
+        Ok = false;
+    }
+    using IRVisitor::visit;
+    void visitStore(const StoreNode &N) override {
+      const Buffer *B = Buffers.lookup(N.Buffer).Buf;
+      Ok &= B && B->Scope == MemScope::Register;
+      Stored.insert(N.Buffer);
+      IRVisitor::visitStore(N);
+    }
+    void visitLoad(const LoadNode &N) override {
+      Loaded.insert(N.Buffer);
+      IRVisitor::visitLoad(N);
+    }
+    void visitBinary(const BinaryNode &N) override {
+      Divides |= N.Op == BinaryOp::Div && (N.A->Type == DType::F32 || N.A->Type == DType::TF32);
+      IRVisitor::visitBinary(N);
+    }
+  } S(W.Buffers);
+  if ((N.Loop != ForKind::Unrolled && N.Loop != ForKind::Vectorized) || asConstInt(N.Min) != 0)
+    return 0;
+  std::optional<int64_t> Steps = asConstInt(N.Extent);
+  if (!Steps || *Steps < 1 || *Steps > 16)
+    return 0;
+  S.visit(N.Body);
+  for (const auto &Name : S.Stored)
+    S.Ok &= !S.Loaded.count(Name.getKey());
+  return S.Ok && S.Divides ? *Steps : 0;
+}
+
 void FuncEmitter::emitFor(const ForNode &N, ExprWriter &W, bool Last) {
   std::string V = cName(N.Var);
   std::string Min = W.str(N.Min);
@@ -875,16 +936,48 @@ void FuncEmitter::emitFor(const ForNode &N, ExprWriter &W, bool Last) {
   // Serial, unrolled and vectorized loops are C++ loops.
   if (N.Loop == ForKind::Serial || N.Loop == ForKind::Unrolled ||
       N.Loop == ForKind::Vectorized) {
-    if (N.Loop == ForKind::Unrolled)
-      line() << "#pragma unroll\n";
-    else if (N.Loop == ForKind::Vectorized)
-      line() << "#pragma unroll // vectorize: scalar code, unrolled\n";
-    else if (N.Unroll > 0)
-      line() << "#pragma unroll " << N.Unroll << "\n";
-    line() << "for (" << W.type(DType::I64) << " " << V << " = "
-           << Min << "; " << V << " < " << End() << "; ++" << V << ") {\n";
-    emitBody(N.Body, W);
-    line() << "}\n";
+    auto Loop = [&](const std::string &Lo, const std::string &Hi) {
+      if (N.Loop == ForKind::Unrolled)
+        line() << "#pragma unroll\n";
+      else if (N.Loop == ForKind::Vectorized)
+        line() << "#pragma unroll // vectorize: scalar code, unrolled\n";
+      else if (N.Unroll > 0)
+        line() << "#pragma unroll " << N.Unroll << "\n";
+      line() << "for (" << W.type(DType::I64) << " " << V << " = " << Lo << "; " << V << " < "
+             << Hi << "; ++" << V << ") {\n";
+      emitBody(N.Body, W);
+      line() << "}\n";
+    };
+    const int64_t Steps = W.InlineFDiv && W.QuickFlag.empty() ? quickRun(N, W) : 0;
+    if (!Steps) {
+      Loop(Min, End());
+      return;
+    }
+    // Groups of at most kQuickGroup quotients: each group's terms stay live
+    // until its test, which a whole run of 8 made spill where registers
+    // are short (a softmax's block per row).
+    constexpr int64_t kQuickGroup = 4;
+    const int64_t Group = Steps % kQuickGroup == 0 ? kQuickGroup : Steps;
+    for (int64_t Lo = 0; Lo < Steps; Lo += Group) {
+      std::string From = std::to_string(Lo), To = std::to_string(Lo + Group);
+      line() << "{ // [backend] the quotients by tdsl_fdiv's fast path, its range tested once for "
+             << Group << ";\n";
+      line() << "  //   where a quotient leaves it, these again by the wide path\n";
+      ++Indent;
+      line() << "bool tdsl_quick = true;\n";
+      W.QuickFlag = "tdsl_quick";
+      Loop(From, To);
+      W.QuickFlag.clear();
+      line() << "if (!tdsl_quick) {\n";
+      ++Indent;
+      W.Wide = true;
+      Loop(From, To);
+      W.Wide = false;
+      --Indent;
+      line() << "}\n";
+      --Indent;
+      line() << "}\n";
+    }
     return;
   }
   // GPU loops bind their variable to the hardware index; threads beyond the

@@ -1,6 +1,7 @@
 // GPU check of tdsl/device.cuh's f32 division: tdsl_fdiv (inline, through
 // the device's rcp.approx) against the device's own IEEE '/', bit for bit
-// (NaN for NaN). Every one of the 2^32 floats is divided by each of 1024
+// (NaN for NaN), and tdsl_fdiv_try's quotient wherever it leaves its flag
+// set (a NaN there counts as wrong: the flag must clear first). Every one of the 2^32 floats is divided by each of 1024
 // divisors and divides each of 1024 dividends: edges (zeros, subnormals,
 // the fast path's limits, powers of two and their neighbours, infinities,
 // NaN) and random floats. Then 2^36 pairs of random bits. Prints one line;
@@ -22,7 +23,11 @@ __device__ float Wrong[8];
 __device__ void compare(float A, float B) {
   const float Got = tdsl_generated::tdsl_fdiv(A, B);
   const float Want = A / B;
-  if (__float_as_uint(Got) != __float_as_uint(Want) && !(Got != Got && Want != Want)) {
+  bool Quick = true;
+  const float Tried = tdsl_generated::tdsl_fdiv_try(A, B, Quick);
+  const bool TryWrong = Quick && __float_as_uint(Tried) != __float_as_uint(Want);
+  if (TryWrong ||
+      (__float_as_uint(Got) != __float_as_uint(Want) && !(Got != Got && Want != Want))) {
     const unsigned long long K = atomicAdd(&Count, 1ull);
     if (K < 4) {
       Wrong[2 * K] = A;

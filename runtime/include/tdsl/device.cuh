@@ -259,17 +259,31 @@ __host__ __device__ __forceinline__ float tdsl_fdiv_wide(float a, float b) {
       rest > half || (rest == half && (rem > 0.0f || (rem == 0.0f && (kept & 1u))));
   return tdsl_bit_cast<float>(sign | (kept + (up ? 1u : 0u))); // a carry gives FLT_MIN
 }
-__host__ __device__ __forceinline__ float tdsl_fdiv(float a, float b) {
-  const float q = tdsl_fdiv_fast(a, b, tdsl_rcp_estimate(b));
-  // No step overflows or underflows here, and the residual is exact. b's
-  // test is folded into a's lower bound: one float where b is the same for
-  // many a, not a predicate register held across them (a row chain's
-  // guards of its runs hold those).
+/// Whether q, tdsl_fdiv_fast's quotient of a by b, is a / b as IEEE rounds
+/// it: no step overflowed or underflowed, and the residual was exact. b's
+/// test is folded into a's lower bound: one float where b is the same for
+/// many a, not a predicate register held across them (a row chain's guards
+/// of its runs hold those). a's upper bound needs no test: an infinite a
+/// makes the residual, so q, NaN (and a NaN a fails a >= lo). The tests
+/// are joined by & so that they compile to chained compares, no branch.
+__host__ __device__ __forceinline__ bool tdsl_fdiv_fast_holds(float a, float b, float q) {
   const float xa = fabsf(a), xb = fabsf(b), xq = fabsf(q);
   const float lo = xb >= 0x1p-125f && xb <= 0x1p125f ? 0x1p-102f : INFINITY;
-  if (xa >= lo && xa <= FLT_MAX && xq >= 0x1p-120f && xq <= 0x1p120f)
-    return q;
-  return tdsl_fdiv_wide(a, b);
+  return (xa >= lo) & (xq >= 0x1p-120f) & (xq <= 0x1p120f);
+}
+__host__ __device__ __forceinline__ float tdsl_fdiv(float a, float b) {
+  const float q = tdsl_fdiv_fast(a, b, tdsl_rcp_estimate(b));
+  return tdsl_fdiv_fast_holds(a, b, q) ? q : tdsl_fdiv_wide(a, b);
+}
+/// tdsl_fdiv's fast path alone: its quotient, with quick cleared where that
+/// is not a / b as IEEE rounds it. A run of quotients (an unrolled loop the
+/// backend may compute twice) tests quick once and computes the run again
+/// by tdsl_fdiv_wide where it is false, where each tdsl_fdiv would branch
+/// around its wide path, three instructions a quotient.
+__host__ __device__ __forceinline__ float tdsl_fdiv_try(float a, float b, bool &quick) {
+  const float q = tdsl_fdiv_fast(a, b, tdsl_rcp_estimate(b));
+  quick &= tdsl_fdiv_fast_holds(a, b, q);
+  return q;
 }
 
 /// e^x as 2^(x log2 e) by the SFU's ex2.approx.f32 (subnormal results
