@@ -148,9 +148,10 @@ public:
   /// keep each first-pass quotient's test in a register for its branch.)
   std::string QuickFlag;
   bool Wide = false;
-  /// f32 exp as tdsl_exp, ex2.approx of x log2 e (the knob fexp = ex2,
-  /// default), instead of CUDA's expf.
-  bool Ex2Exp = true;
+  /// How f32 exp is spelled (the knob fexp): tdsl_exp, ex2.approx of x
+  /// log2 e (ex2, default); tdsl_exp_sq, ex2.approx.ftz of half that,
+  /// squared (ex2sq); or CUDA's expf (empty).
+  std::string ExpFn = "tdsl_exp";
 
   std::string type(DType T) const {
     if (T == DType::I64)
@@ -494,7 +495,7 @@ Text ExprWriter::callIntrinsic(const CallNode &N) {
       return callText(std::string(Name) + (D ? "" : "f"), {X});
     };
     switch (N.Fn) {
-    case Intrinsic::Exp: R = !D && Ex2Exp ? callText("tdsl_exp", {X}) : Math("exp"); break;
+    case Intrinsic::Exp: R = !D && !ExpFn.empty() ? callText(ExpFn, {X}) : Math("exp"); break;
     case Intrinsic::Log: R = Math("log"); break;
     case Intrinsic::Sqrt: R = Math("sqrt"); break;
     // 1 / sqrt, not rsqrtf: that one is approximate.
@@ -1375,7 +1376,9 @@ void FuncEmitter::emitKernels() {
     const Knob *FDivKnob = findKnob(Knobs, "fdiv");
     const bool InlineFDiv = FDivKnob && FDivKnob->Word == "inline";
     const Knob *FExpKnob = findKnob(Knobs, "fexp");
-    const bool Ex2Exp = !FExpKnob || FExpKnob->Word == "ex2";
+    const std::string ExpFn = !FExpKnob || FExpKnob->Word == "ex2" ? "tdsl_exp"
+                              : FExpKnob->Word == "ex2sq"             ? "tdsl_exp_sq"
+                                                                      : "";
     for (bool General : {false, true}) {
       if (General && !L.Version)
         break;
@@ -1398,7 +1401,7 @@ void FuncEmitter::emitKernels() {
       OS << kernelName(L, General) << "(";
       ExprWriter W(Sizes, /*Host=*/false);
       W.InlineFDiv = InlineFDiv;
-      W.Ex2Exp = Ex2Exp;
+      W.ExpFn = ExpFn;
       bool First = true;
       auto Param = [&](const std::string &P) {
         OS << (First ? "" : ", ") << P;

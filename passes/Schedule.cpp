@@ -111,9 +111,10 @@ const std::vector<KnobSpec> &knobSpecs() {
        "subroutine call, and what is live across a call spills; or tdsl_fdiv (inline, what "
        "row-chain chooses where it keeps terms across its quotients): no call, more code at "
        "each division. Both round as IEEE"},
-      {"fexp", "backend", "ex2 | expf",
-       "how f32 exp is spelled: ex2.approx of x log2(e) (ex2, default: two instructions, within "
-       "6e-6 relative of e^x) or CUDA's expf (about ten instructions, within 2 ulp)"},
+      {"fexp", "backend", "ex2 | ex2sq | expf",
+       "how f32 exp is spelled: ex2.approx of x log2(e) (ex2, default: five instructions, within "
+       "6e-6 relative of e^x), ex2.approx.ftz of x log2(e) / 2, squared (ex2sq: three, the "
+       "same bounds), or CUDA's expf (about ten instructions, within 2 ulp)"},
       {"rows_per_block", "reduce-rows", "W",
        "rows of a row reduction per block, one warp each (default 8; pinned without "
        "reduce_threads it asks for one warp per row)"},
@@ -558,8 +559,9 @@ std::vector<ScheduleProblem> checkSchedule(const Func &F) {
   R.ints("min_blocks", 1, 1, 32, &V);
   if (const Knob *K = findKnob(F, "fdiv"); K && K->Word != "call" && K->Word != "inline")
     R.problem(*K, "expects 'call' or 'inline'");
-  if (const Knob *K = findKnob(F, "fexp"); K && K->Word != "ex2" && K->Word != "expf")
-    R.problem(*K, "expects 'ex2' or 'expf'");
+  if (const Knob *K = findKnob(F, "fexp");
+      K && K->Word != "ex2" && K->Word != "ex2sq" && K->Word != "expf")
+    R.problem(*K, "expects 'ex2', 'ex2sq' or 'expf'");
   R.ints("items_per_thread", 1, 1, 16, &V);
   R.ints("max_blocks", 1, 0, INT32_MAX, &V);
   R.ints("unroll_limit", 1, 1, 256, &V);
