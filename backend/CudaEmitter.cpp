@@ -878,7 +878,7 @@ bool FuncEmitter::emitVectorCopy(const ForNode &N, ExprWriter &W) {
 /// tdsl_fdiv's fast path alone, the run computed again where one fails, else
 /// 0: an unrolled loop from 0 of at most 16 steps whose body only stores to
 /// registers it does not read (so a second pass stores the same values,
-/// each now exact), with an f32 division. Each quotient then spares the
+/// each now exact), with an f32 division and no warp shuffle. Each quotient then spares the
 /// branch around tdsl_fdiv's wide path, which a softmax's every element
 /// takes.
 int64_t FuncEmitter::quickRun(const ForNode &N, const ExprWriter &W) {
@@ -907,6 +907,12 @@ int64_t FuncEmitter::quickRun(const ForNode &N, const ExprWriter &W) {
     void visitBinary(const BinaryNode &N) override {
       Divides |= N.Op == BinaryOp::Div && (N.A->Type == DType::F32 || N.A->Type == DType::TF32);
       IRVisitor::visitBinary(N);
+    }
+    // The second pass runs on the lanes whose quotients failed alone: a
+    // shuffle there would read lanes that do not take part.
+    void visitCall(const CallNode &N) override {
+      Ok &= !isWarpShuffle(N.Fn);
+      IRVisitor::visitCall(N);
     }
   } S(W.Buffers);
   if ((N.Loop != ForKind::Unrolled && N.Loop != ForKind::Vectorized) || asConstInt(N.Min) != 0)
