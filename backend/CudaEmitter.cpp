@@ -140,14 +140,17 @@ public:
   /// f32 division as tdsl_fdiv, which calls no subroutine (the knob fdiv =
   /// inline), instead of CUDA's '/'.
   bool InlineFDiv = false;
-  /// With InlineFDiv, in a run the emitter computes twice
-  /// (FuncEmitter::quickRun): on the first pass the name of the run's flag,
-  /// each f32 quotient spelled tdsl_fdiv_try, which clears the flag where
-  /// its fast path does not hold; on the second, Wide: each quotient by
-  /// tdsl_fdiv_wide, right for every pair. (tdsl_fdiv there would let ptxas
-  /// keep each first-pass quotient's test in a register for its branch.)
-  std::string QuickFlag;
-  bool Wide = false;
+  /// With InlineFDiv, which pass of a run the emitter computes twice
+  /// (FuncEmitter::quickRun) it writes: Try spells each f32 quotient
+  /// tdsl_fdiv_try, which clears the run's flag tdsl_quick where its fast
+  /// path does not hold; Wide spells it tdsl_fdiv_wide, right for every
+  /// pair. (tdsl_fdiv in the second pass would let ptxas keep each first-pass
+  /// quotient's test in a register for its branch.)
+  enum class QuickPass { None, Try, Wide } Quick = QuickPass::None;
+  /// Whether a division of T operands is spelled by tdsl/device.cuh's.
+  bool inlineFDiv(DType T) const {
+    return InlineFDiv && (T == DType::F32 || T == DType::TF32);
+  }
   /// How f32 exp is spelled (the knob fexp): tdsl_exp, ex2.approx of x
   /// log2 e (ex2, default); tdsl_exp_sq, ex2.approx.ftz of half that,
   /// squared (ex2sq); or CUDA's expf (empty).
@@ -417,12 +420,12 @@ Text ExprWriter::binaryText(const BinaryNode &N) {
     case BinaryOp::Sub: R = Infix("-", AddPrec); break;
     case BinaryOp::Mul: R = Infix("*", MulPrec); break;
     case BinaryOp::Div:
-      if (!InlineFDiv || (T != DType::F32 && T != DType::TF32))
+      if (!inlineFDiv(T))
         R = Infix("/", MulPrec);
-      else if (Wide)
+      else if (Quick == QuickPass::Wide)
         R = Call2("tdsl_fdiv_wide");
-      else if (!QuickFlag.empty())
-        R = callText("tdsl_fdiv_try", {str(N.A), str(N.B), QuickFlag});
+      else if (Quick == QuickPass::Try)
+        R = callText("tdsl_fdiv_try", {str(N.A), str(N.B), "tdsl_quick"});
       else
         R = Call2("tdsl_fdiv");
       break;
@@ -876,17 +879,23 @@ bool FuncEmitter::emitVectorCopy(const ForNode &N, ExprWriter &W) {
 
 /// The steps of N where it is a run whose f32 quotients may take
 /// tdsl_fdiv's fast path alone, the run computed again where one fails, else
-/// 0: an unrolled loop from 0 of at most 16 steps whose body only stores to
-/// registers it does not read (so a second pass stores the same values,
-/// each now exact), with an f32 division and no warp shuffle. Each quotient then spares the
-/// branch around tdsl_fdiv's wide path, which a softmax's every element
-/// takes.
+/// 0: outside such a run, an unrolled loop from 0 of at most 16 steps whose
+/// body only stores to registers it does not read (so a second pass stores
+/// the same values, each now exact), with an inline f32 division and no
+/// warp shuffle. Each quotient then spares the branch around tdsl_fdiv's
+/// wide path, which a softmax's every element takes.
 int64_t FuncEmitter::quickRun(const ForNode &N, const ExprWriter &W) {
+  if (W.Quick != ExprWriter::QuickPass::None ||
+      (N.Loop != ForKind::Unrolled && N.Loop != ForKind::Vectorized) || asConstInt(N.Min) != 0)
+    return 0;
+  std::optional<int64_t> Steps = asConstInt(N.Extent);
+  if (!Steps || *Steps < 1 || *Steps > 16)
+    return 0;
   struct Scan : IRVisitor {
-    const llvm::StringMap<BufferRef> &Buffers;
+    const ExprWriter &W;
     bool Ok = true, Divides = false;
     llvm::StringSet<> Stored, Loaded;
-    explicit Scan(const llvm::StringMap<BufferRef> &B) : Buffers(B) {}
+    explicit Scan(const ExprWriter &W) : W(W) {}
     void visit(const Stmt &S) override {
       if (S->Kind == StmtKind::Block || S->Kind == StmtKind::Store)
         IRVisitor::visit(S);
@@ -895,7 +904,7 @@ int64_t FuncEmitter::quickRun(const ForNode &N, const ExprWriter &W) {
     }
     using IRVisitor::visit;
     void visitStore(const StoreNode &N) override {
-      const Buffer *B = Buffers.lookup(N.Buffer).Buf;
+      const Buffer *B = W.Buffers.lookup(N.Buffer).Buf;
       Ok &= B && B->Scope == MemScope::Register;
       Stored.insert(N.Buffer);
       IRVisitor::visitStore(N);
@@ -905,7 +914,7 @@ int64_t FuncEmitter::quickRun(const ForNode &N, const ExprWriter &W) {
       IRVisitor::visitLoad(N);
     }
     void visitBinary(const BinaryNode &N) override {
-      Divides |= N.Op == BinaryOp::Div && (N.A->Type == DType::F32 || N.A->Type == DType::TF32);
+      Divides |= N.Op == BinaryOp::Div && W.inlineFDiv(N.A->Type);
       IRVisitor::visitBinary(N);
     }
     // The second pass runs on the lanes whose quotients failed alone: a
@@ -914,12 +923,7 @@ int64_t FuncEmitter::quickRun(const ForNode &N, const ExprWriter &W) {
       Ok &= !isWarpShuffle(N.Fn);
       IRVisitor::visitCall(N);
     }
-  } S(W.Buffers);
-  if ((N.Loop != ForKind::Unrolled && N.Loop != ForKind::Vectorized) || asConstInt(N.Min) != 0)
-    return 0;
-  std::optional<int64_t> Steps = asConstInt(N.Extent);
-  if (!Steps || *Steps < 1 || *Steps > 16)
-    return 0;
+  } S(W);
   S.visit(N.Body);
   for (const auto &Name : S.Stored)
     S.Ok &= !S.Loaded.count(Name.getKey());
@@ -955,7 +959,7 @@ void FuncEmitter::emitFor(const ForNode &N, ExprWriter &W, bool Last) {
       emitBody(N.Body, W);
       line() << "}\n";
     };
-    const int64_t Steps = W.InlineFDiv && W.QuickFlag.empty() ? quickRun(N, W) : 0;
+    const int64_t Steps = quickRun(N, W);
     if (!Steps) {
       Loop(Min, End());
       return;
@@ -972,14 +976,13 @@ void FuncEmitter::emitFor(const ForNode &N, ExprWriter &W, bool Last) {
       line() << "  //   where a quotient leaves it, these again by the wide path\n";
       ++Indent;
       line() << "bool tdsl_quick = true;\n";
-      W.QuickFlag = "tdsl_quick";
+      W.Quick = ExprWriter::QuickPass::Try;
       Loop(From, To);
-      W.QuickFlag.clear();
       line() << "if (!tdsl_quick) {\n";
       ++Indent;
-      W.Wide = true;
+      W.Quick = ExprWriter::QuickPass::Wide;
       Loop(From, To);
-      W.Wide = false;
+      W.Quick = ExprWriter::QuickPass::None;
       --Indent;
       line() << "}\n";
       --Indent;
