@@ -118,7 +118,51 @@ struct BufferRef {
   /// leading dims take a subscript of their own (declareShared).
   std::vector<std::string> Dims;
   unsigned Subscripts = 0;
+  /// A register run of f16 or bf16 values held as the f32 values they
+  /// round from, rounded two at a time where a copy stores the run
+  /// (roundsAtStore).
+  bool RoundAtStore = false;
 };
+
+/// Whether register run B (f16 or bf16), allocated around Body, may hold
+/// f32 values, rounded where they are stored (BufferRef::RoundAtStore):
+/// every store to it is an f32 value rounded to its type, and every read of
+/// it is the source of a copy of 4 or 8 elements, which emitVectorCopy
+/// writes as one access and whose pairs then round in one conversion each
+/// (tdsl_pack_rn) where each value would round, then pack: two
+/// instructions a pair fewer, the same bits.
+bool roundsAtStore(const Buffer &B, const Stmt &Body) {
+  if (B.Scope != MemScope::Register || (B.Type != DType::F16 && B.Type != DType::BF16))
+    return false;
+  struct Scan : IRVisitor {
+    const std::string &Name;
+    bool Ok = true, Copied = false;
+    explicit Scan(const std::string &Name) : Name(Name) {}
+    using IRVisitor::visit;
+    void visitStore(const StoreNode &N) override {
+      if (N.Buffer == Name)
+        Ok &= N.Value->Kind == ExprKind::Cast &&
+              static_cast<const CastNode &>(*N.Value).A->Type == DType::F32;
+      IRVisitor::visitStore(N);
+    }
+    void visitLoad(const LoadNode &N) override {
+      Ok &= N.Buffer != Name;
+      IRVisitor::visitLoad(N);
+    }
+    void visitFor(const ForNode &N) override {
+      int64_t Width = 0;
+      const StoreNode *Copy = N.Loop == ForKind::Vectorized ? vectorCopy(N, Width) : nullptr;
+      if (!Copy || static_cast<const LoadNode &>(*Copy->Value).Buffer != Name)
+        return IRVisitor::visitFor(N);
+      Ok &= Width == 4 || Width == 8;
+      Copied = true;
+      for (const Expr &I : Copy->Indices)
+        visit(I);
+    }
+  } S(B.Name);
+  S.visit(Body);
+  return S.Ok && S.Copied;
+}
 
 /// The kernel parameter that carries aligned(Buffer[0], Bytes).
 std::string alignmentParam(const std::string &Buffer, int64_t Bytes) {
@@ -847,9 +891,10 @@ bool FuncEmitter::emitVectorCopy(const ForNode &N, ExprWriter &W) {
     line() << "const " << VT << " tdsl_vec = *reinterpret_cast<const " << VT << " *>(&"
            << At(*S.Buf, Ld.Indices, 0) << ");\n";
   } else if (Bits) {
+    std::string Pack = S.RoundAtStore ? "tdsl_pack_rn<" + ET + ">(" : "tdsl_pack(";
     line() << "const " << VT << " tdsl_vec = make_" << VT << "(";
     for (int64_t E = 0; E < Width; E += 2)
-      OS << (E ? ", " : "") << "tdsl_pack(" << At(*S.Buf, Ld.Indices, E) << ", "
+      OS << (E ? ", " : "") << Pack << At(*S.Buf, Ld.Indices, E) << ", "
          << At(*S.Buf, Ld.Indices, E + 1) << ")";
     OS << ");\n";
   } else if (Bytes) {
@@ -1216,7 +1261,9 @@ void FuncEmitter::emitStmt(const Stmt &S, ExprWriter &W, bool Last) {
       return;
     }
     std::string Dst = R.Buf ? W.element(*R.Buf, N.Indices) : cName(N.Buffer) + "[0]";
-    line() << Dst << " = " << W.str(N.Value) << ";\n";
+    const Expr &V =
+        R.RoundAtStore ? static_cast<const CastNode &>(*N.Value).A : N.Value; // f32, unrounded
+    line() << Dst << " = " << W.str(V) << ";\n";
     return;
   }
   case StmtKind::Allocate: {
@@ -1240,6 +1287,9 @@ void FuncEmitter::emitStmt(const Stmt &S, ExprWriter &W, bool Last) {
     else if (isPacked(B))
       line() << "uint32_t " << Name << "[" << (Elems * dtypeBytes(B.Type) + 3) / 4 << "]; // "
              << Elems << " x " << T << ", packed\n";
+    else if ((Ref.RoundAtStore = roundsAtStore(B, N.Body)))
+      line() << "float " << Name << "[" << Elems << "]; // [backend] " << dtypeName(B.Type)
+             << " values kept as f32, rounded two at a time where the run is stored\n";
     else
       line() << T << " " << Name << "[" << Elems << "];\n";
     BufferRef Saved = W.Buffers.lookup(B.Name);

@@ -376,6 +376,19 @@ __device__ __forceinline__ unsigned short tdsl_bits(__nv_bfloat16 h) {
 template <typename T> __device__ __forceinline__ uint32_t tdsl_pack(T lo, T hi) {
   return uint32_t(tdsl_bits(lo)) | (uint32_t(tdsl_bits(hi)) << 16);
 }
+// Two f32 values rounded to T (to nearest even, as __float2half_rn) in one
+// conversion and packed as tdsl_pack packs them: a run of 16-bit results
+// kept as f32 until its store (two instructions fewer per pair than
+// rounding each, then packing).
+template <typename T>
+__host__ __device__ __forceinline__ uint32_t tdsl_pack_rn(float lo, float hi);
+template <> __host__ __device__ __forceinline__ uint32_t tdsl_pack_rn<__half>(float lo, float hi) {
+  return tdsl_bit_cast<uint32_t>(__floats2half2_rn(lo, hi)); // .x, lo, in the low half
+}
+template <>
+__host__ __device__ __forceinline__ uint32_t tdsl_pack_rn<__nv_bfloat16>(float lo, float hi) {
+  return tdsl_bit_cast<uint32_t>(__floats2bfloat162_rn(lo, hi));
+}
 // 1-byte elements travel four to a 32-bit word (uint1, uint2, uint4), the
 // lowest byte first.
 __device__ __forceinline__ uint32_t tdsl_pack4(int8_t a, int8_t b, int8_t c, int8_t d) {
