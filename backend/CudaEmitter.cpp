@@ -745,6 +745,7 @@ private:
   void emitFor(const ForNode &N, ExprWriter &W, bool Last);
   int64_t quickRun(const ForNode &N, const ExprWriter &W);
   bool emitVectorCopy(const ForNode &N, ExprWriter &W);
+  bool emitPairedFold(const ForNode &N, ExprWriter &W);
   void declareShared(const AllocateNode &N, const std::string &T, BufferRef &Ref);
   std::string extentConst(const Buffer &B, unsigned D, int64_t Value);
   void emitPlan();
@@ -922,6 +923,105 @@ bool FuncEmitter::emitVectorCopy(const ForNode &N, ExprWriter &W) {
   return true;
 }
 
+/// A run's max (min) in pairs: N, an unrolled loop of an even number of
+/// steps from 0 whose body is `acc[..] = max(acc[..], f32(R[B + v]))`, R a
+/// register run of f16 or bf16 at an even B, is written as max.f16x2
+/// (max.bf16x2) over the run's pairs, then the larger of the last pair's
+/// halves folded into acc: three instructions where a run of 8 took
+/// sixteen (each half converted, then folded). Both ignore NaN as fmaxf
+/// does, and either zero may come out of 0 and -0, as dsl/LANGUAGE.md
+/// allows max= (the conversion is exact, so the larger half is the larger
+/// float).
+/// Whether E reads variable V.
+bool readsVar(const Expr &E, const std::string &V) {
+  struct Scan : IRVisitor {
+    const std::string &V;
+    bool Found = false;
+    explicit Scan(const std::string &V) : V(V) {}
+    using IRVisitor::visit;
+    void visitVar(const VarNode &N) override { Found |= N.Name == V; }
+  } S(V);
+  S.visit(E);
+  return S.Found;
+}
+
+/// Whether E is even for every value of its variables: an even constant,
+/// a product with an even factor, a sum or difference of even terms.
+bool isEven(const Expr &E) {
+  if (std::optional<int64_t> C = asConstInt(E))
+    return *C % 2 == 0;
+  if (E->Kind != ExprKind::Binary)
+    return false;
+  const auto &B = static_cast<const BinaryNode &>(*E);
+  switch (B.Op) {
+  case BinaryOp::Mul: return isEven(B.A) || isEven(B.B);
+  case BinaryOp::Add:
+  case BinaryOp::Sub: return isEven(B.A) && isEven(B.B);
+  default: return false;
+  }
+}
+
+bool FuncEmitter::emitPairedFold(const ForNode &N, ExprWriter &W) {
+  std::optional<int64_t> Steps = asConstInt(N.Extent);
+  if ((N.Loop != ForKind::Unrolled && N.Loop != ForKind::Vectorized) || asConstInt(N.Min) != 0 ||
+      !Steps || *Steps < 2 || *Steps % 2 || *Steps > 16)
+    return false;
+  Stmt Body = stripBlocks(N.Body);
+  if (Body->Kind != StmtKind::Store)
+    return false;
+  const auto &St = static_cast<const StoreNode &>(*Body);
+  if (St.Value->Kind != ExprKind::Binary || St.Value->Type != DType::F32)
+    return false;
+  const auto &Fold = static_cast<const BinaryNode &>(*St.Value);
+  if (Fold.Op != BinaryOp::Max && Fold.Op != BinaryOp::Min)
+    return false;
+  // acc[..] = op(acc[..], f32(R[..., B + v])), acc free of v.
+  const Expr &Acc = Fold.A;
+  if (Acc->Kind != ExprKind::Load || static_cast<const LoadNode &>(*Acc).Buffer != St.Buffer ||
+      !structurallyEqual(Acc, load(Acc->Type, St.Buffer, St.Indices)) ||
+      readsVar(Acc, N.Var) || Fold.B->Kind != ExprKind::Cast)
+    return false;
+  const Expr &Half = static_cast<const CastNode &>(*Fold.B).A;
+  if ((Half->Type != DType::F16 && Half->Type != DType::BF16) || Half->Kind != ExprKind::Load)
+    return false;
+  const auto &Ld = static_cast<const LoadNode &>(*Half);
+  const Buffer *R = W.Buffers.lookup(Ld.Buffer).Buf;
+  const Buffer *A = W.Buffers.lookup(St.Buffer).Buf;
+  if (!R || !A || R->Scope != MemScope::Register || A->Scope != MemScope::Register ||
+      W.Buffers.lookup(Ld.Buffer).RoundAtStore || Ld.Indices.empty())
+    return false;
+  for (size_t I = 0; I + 1 < Ld.Indices.size(); ++I)
+    if (readsVar(Ld.Indices[I], N.Var))
+      return false;
+  // The run's pairs must be whole 32-bit words: B even.
+  Expr First = simplifyExpr(substitute(Ld.Indices.back(), N.Var, intImm(0)));
+  Expr Next = simplifyExpr(substitute(Ld.Indices.back(), N.Var, intImm(1)));
+  if (!structurallyEqual(simplifyExpr(add(First, intImm(1))), Next) || !isEven(First))
+    return false;
+  auto At = [&](int64_t E) {
+    std::vector<Expr> I;
+    for (const Expr &X : Ld.Indices)
+      I.push_back(simplifyExpr(substitute(X, N.Var, intImm(E))));
+    return W.element(*R, I);
+  };
+  const bool Max = Fold.Op == BinaryOp::Max, BF = Half->Type == DType::BF16;
+  const std::string Pair = BF ? "__nv_bfloat162" : "__half2", Op = Max ? "__hmax2" : "__hmin2",
+                    Make = BF ? "__halves2bfloat162" : "__halves2half2";
+  auto PairAt = [&](int64_t E) { return Make + "(" + At(E) + ", " + At(E + 1) + ")"; };
+  line() << "{ // [backend] the run's " << (Max ? "max" : "min") << " by pairs of halves ("
+         << (Max ? "max" : "min") << (BF ? ".bf16x2" : ".f16x2") << "), then of the two left\n";
+  ++Indent;
+  line() << Pair << " tdsl_pair = " << PairAt(0) << ";\n";
+  for (int64_t E = 2; E < *Steps; E += 2)
+    line() << "tdsl_pair = " << Op << "(tdsl_pair, " << PairAt(E) << ");\n";
+  std::string F = Max ? "fmaxf" : "fminf", Dst = W.element(*A, St.Indices);
+  line() << Dst << " = " << F << "(" << Dst << ", " << F
+         << "(__low2float(tdsl_pair), __high2float(tdsl_pair)));\n";
+  --Indent;
+  line() << "}\n";
+  return true;
+}
+
 /// The steps of N where it is a run whose f32 quotients may take
 /// tdsl_fdiv's fast path alone, the run computed again where one fails, else
 /// 0: outside such a run, an unrolled loop from 0 of at most 16 steps whose
@@ -988,6 +1088,8 @@ void FuncEmitter::emitFor(const ForNode &N, ExprWriter &W, bool Last) {
     return "const Index " + V + " = Index(" + Hw + ")" + (ZeroMin ? "" : " + " + W.str(N.Min, AddPrec)) + ";";
   };
   if (N.Loop == ForKind::Vectorized && emitVectorCopy(N, W))
+    return;
+  if (emitPairedFold(N, W))
     return;
   // Serial, unrolled and vectorized loops are C++ loops.
   if (N.Loop == ForKind::Serial || N.Loop == ForKind::Unrolled ||

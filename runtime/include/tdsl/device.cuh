@@ -399,12 +399,17 @@ __device__ __forceinline__ int8_t tdsl_unpack_byte(uint32_t w, int i) {
   return static_cast<int8_t>(w >> (8 * i));
 }
 template <typename T> __device__ __forceinline__ T tdsl_unpack(uint32_t w, int half);
+// Through the pair type, not a shift: ptxas then knows the halves as the
+// word's, and a pair of them made again (__halves2half2, a run's max by
+// max.f16x2) is the word itself, where a shift cost a shift and a permute.
 template <> __device__ __forceinline__ __half tdsl_unpack<__half>(uint32_t w, int half) {
-  return __ushort_as_half(static_cast<unsigned short>(w >> (16 * half)));
+  const __half2 p = tdsl_bit_cast<__half2>(w);
+  return half ? __high2half(p) : __low2half(p);
 }
 template <>
 __device__ __forceinline__ __nv_bfloat16 tdsl_unpack<__nv_bfloat16>(uint32_t w, int half) {
-  return __ushort_as_bfloat16(static_cast<unsigned short>(w >> (16 * half)));
+  const __nv_bfloat162 p = tdsl_bit_cast<__nv_bfloat162>(w);
+  return half ? __high2bfloat16(p) : __low2bfloat16(p);
 }
 
 //===-- Tensor cores and asynchronous copies (sm_80 and newer) ------------===//
