@@ -10,18 +10,11 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <vector>
 
 namespace {
 
 long Checked = 0, Failed = 0;
-
-float fromBits(uint32_t U) {
-  float X;
-  std::memcpy(&X, &U, sizeof X);
-  return X;
-}
 
 bool isNaN16(uint16_t H, bool BF) {
   return BF ? (H & 0x7f80u) == 0x7f80u && (H & 0x7fu) : (H & 0x7c00u) == 0x7c00u && (H & 0x3ffu);
@@ -61,7 +54,8 @@ int main() {
     for (float B : Edges)
       check(A, B);
   for (uint64_t U = 0; U < (uint64_t(1) << 32); U += 257)
-    check(fromBits(uint32_t(U)), fromBits(uint32_t(U + 1)));
+    check(tdsl_generated::tdsl_bit_cast<float>(uint32_t(U)),
+          tdsl_generated::tdsl_bit_cast<float>(uint32_t(U + 1)));
   std::printf("pack_rn: %ld halves, %ld wrong\n", Checked, Failed);
   return Failed != 0;
 }
