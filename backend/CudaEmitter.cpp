@@ -923,15 +923,6 @@ bool FuncEmitter::emitVectorCopy(const ForNode &N, ExprWriter &W) {
   return true;
 }
 
-/// A run's max (min) in pairs: N, an unrolled loop of an even number of
-/// steps from 0 whose body is `acc[..] = max(acc[..], f32(R[B + v]))`, R a
-/// register run of f16 or bf16 at an even B, is written as max.f16x2
-/// (max.bf16x2) over the run's pairs, then the larger of the last pair's
-/// halves folded into acc: three instructions where a run of 8 took
-/// sixteen (each half converted, then folded). Both ignore NaN as fmaxf
-/// does, and either zero may come out of 0 and -0, as dsl/LANGUAGE.md
-/// allows max= (the conversion is exact, so the larger half is the larger
-/// float).
 /// Whether E reads variable V.
 bool readsVar(const Expr &E, const std::string &V) {
   struct Scan : IRVisitor {
@@ -961,6 +952,15 @@ bool isEven(const Expr &E) {
   }
 }
 
+/// A run's max (min) in pairs: N, an unrolled loop of an even number of
+/// steps from 0 whose body is `acc[..] = max(acc[..], f32(R[B + v]))`, R a
+/// register run of f16 or bf16 at an even B, is written as max.f16x2
+/// (max.bf16x2) over the run's pairs, then the larger of the last pair's
+/// halves folded into acc: three instructions where a run of 8 took
+/// sixteen (each half converted, then folded). Both ignore NaN as fmaxf
+/// does, and either zero may come out of 0 and -0, as dsl/LANGUAGE.md
+/// allows max= (the conversion is exact, so the larger half is the larger
+/// float).
 bool FuncEmitter::emitPairedFold(const ForNode &N, ExprWriter &W) {
   std::optional<int64_t> Steps = asConstInt(N.Extent);
   if ((N.Loop != ForKind::Unrolled && N.Loop != ForKind::Vectorized) || asConstInt(N.Min) != 0 ||
@@ -977,18 +977,17 @@ bool FuncEmitter::emitPairedFold(const ForNode &N, ExprWriter &W) {
     return false;
   // acc[..] = op(acc[..], f32(R[..., B + v])), acc free of v.
   const Expr &Acc = Fold.A;
-  if (Acc->Kind != ExprKind::Load || static_cast<const LoadNode &>(*Acc).Buffer != St.Buffer ||
-      !structurallyEqual(Acc, load(Acc->Type, St.Buffer, St.Indices)) ||
-      readsVar(Acc, N.Var) || Fold.B->Kind != ExprKind::Cast)
+  if (!structurallyEqual(Acc, load(Acc->Type, St.Buffer, St.Indices)) || readsVar(Acc, N.Var) ||
+      Fold.B->Kind != ExprKind::Cast)
     return false;
   const Expr &Half = static_cast<const CastNode &>(*Fold.B).A;
   if ((Half->Type != DType::F16 && Half->Type != DType::BF16) || Half->Kind != ExprKind::Load)
     return false;
   const auto &Ld = static_cast<const LoadNode &>(*Half);
-  const Buffer *R = W.Buffers.lookup(Ld.Buffer).Buf;
-  const Buffer *A = W.Buffers.lookup(St.Buffer).Buf;
+  const BufferRef &Run = W.Buffers.lookup(Ld.Buffer);
+  const Buffer *R = Run.Buf, *A = W.Buffers.lookup(St.Buffer).Buf;
   if (!R || !A || R->Scope != MemScope::Register || A->Scope != MemScope::Register ||
-      W.Buffers.lookup(Ld.Buffer).RoundAtStore || Ld.Indices.empty())
+      Run.RoundAtStore || Ld.Indices.empty())
     return false;
   for (size_t I = 0; I + 1 < Ld.Indices.size(); ++I)
     if (readsVar(Ld.Indices[I], N.Var))
