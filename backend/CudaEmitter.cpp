@@ -195,10 +195,10 @@ public:
   bool inlineFDiv(DType T) const {
     return InlineFDiv && (T == DType::F32 || T == DType::TF32);
   }
-  /// How f32 exp is spelled (the knob fexp): tdsl_exp, ex2.approx of x
-  /// log2 e (ex2, default); tdsl_exp_sq, ex2.approx.ftz of half that,
-  /// squared (ex2sq); or CUDA's expf (empty).
-  std::string ExpFn = "tdsl_exp";
+  /// How f32 exp is spelled (the knob fexp): tdsl_exp_sq, ex2.approx.ftz
+  /// of half of x log2 e, squared (ex2sq, default); tdsl_exp, ex2.approx of
+  /// x log2 e (ex2); or CUDA's expf (empty).
+  std::string ExpFn = "tdsl_exp_sq";
 
   std::string type(DType T) const {
     if (T == DType::I64)
@@ -1536,9 +1536,9 @@ void FuncEmitter::emitKernels() {
     const Knob *FDivKnob = findKnob(Knobs, "fdiv");
     const bool InlineFDiv = FDivKnob && FDivKnob->Word == "inline";
     const Knob *FExpKnob = findKnob(Knobs, "fexp");
-    const std::string ExpFn = !FExpKnob || FExpKnob->Word == "ex2" ? "tdsl_exp"
-                              : FExpKnob->Word == "ex2sq"             ? "tdsl_exp_sq"
-                                                                      : "";
+    const std::string ExpFn = !FExpKnob || FExpKnob->Word == "ex2sq" ? "tdsl_exp_sq"
+                              : FExpKnob->Word == "ex2"                ? "tdsl_exp"
+                                                                       : "";
     for (bool General : {false, true}) {
       if (General && !L.Version)
         break;
@@ -1553,11 +1553,17 @@ void FuncEmitter::emitKernels() {
       // Past 1024 threads an SM, the fewest any architecture holds, the
       // count goes through tdsl_min_blocks, which caps it at the SM's
       // threads for the architecture nvcc compiles (tdsl/device.cuh).
+      // Unasked, ptxas may hold a launch of 1024 threads to the registers
+      // of two blocks an SM (32), where a 64-bit Index's addresses spill:
+      // tdsl_index_blocks asks for one block for a 64-bit Index (tensors
+      // of 2^31 elements or more) and leaves a 32-bit one unasked.
       std::string Blocks = std::to_string(MinBlocks);
       if (MinBlocks * Threads > 1024)
         Blocks = "tdsl_min_blocks(" + Const + ", " + Blocks + ")";
+      if (MinBlocks == 0 && Threads == 1024)
+        Blocks = "tdsl_index_blocks<Index>()";
       OS << "__global__ void __launch_bounds__(" << Const
-         << (MinBlocks > 0 ? ", " + Blocks : std::string()) << ")\n";
+         << (Blocks != "0" ? ", " + Blocks : std::string()) << ")\n";
       OS << kernelName(L, General) << "(";
       ExprWriter W(Sizes, /*Host=*/false);
       W.InlineFDiv = InlineFDiv;

@@ -112,9 +112,9 @@ const std::vector<KnobSpec> &knobSpecs() {
        "row-chain chooses where it keeps terms across its quotients): no call, more code at "
        "each division. Both round as IEEE"},
       {"fexp", "backend", "ex2 | ex2sq | expf",
-       "how f32 exp is spelled: ex2.approx of x log2(e) (ex2, default: five instructions, within "
-       "6e-6 relative of e^x), ex2.approx.ftz of x log2(e) / 2, squared (ex2sq: three, the "
-       "same bounds), or CUDA's expf (about ten instructions, within 2 ulp)"},
+       "how f32 exp is spelled: ex2.approx.ftz of x log2(e) / 2, squared (ex2sq, default: "
+       "three instructions, within 6e-6 relative of e^x), ex2.approx of x log2(e) (ex2: five, "
+       "the same bounds), or CUDA's expf (about ten instructions, within 2 ulp)"},
       {"rows_per_block", "reduce-rows", "W",
        "rows of a row reduction per block, one warp each (default 8; pinned without "
        "reduce_threads it asks for one warp per row)"},

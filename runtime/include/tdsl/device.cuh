@@ -50,6 +50,12 @@ constexpr int tdsl_min_blocks(int threads, int blocks) {
   return blocks * threads <= tdsl_sm_threads ? blocks : tdsl_sm_threads / threads;
 }
 
+/// The blocks a launch of 1024 threads asks for where no knob chose: none
+/// for a 32-bit Index (0 writes no .minnctapersm, as if unasked); one for
+/// a 64-bit Index, whose addresses take two registers each, where ptxas
+/// unasked may hold the launch to two blocks' 32 registers and spill.
+template <typename Index> constexpr int tdsl_index_blocks() { return sizeof(Index) == 8 ? 1 : 0; }
+
 //===-- Device helpers: the semantics of ir/Interpreter.cpp ---------------===//
 
 template <typename T> struct tdsl_int_limits;
@@ -299,7 +305,7 @@ __device__ __forceinline__ float tdsl_exp(float x) {
 }
 
 /// e^x as 2^(x log2 e / 2) squared, by ex2.approx.ftz.f32 (the knob
-/// fexp = ex2sq): three instructions where tdsl_exp takes five, two of
+/// fexp = ex2sq, the default): three instructions where tdsl_exp takes five, two of
 /// them the test for a subnormal result and its fix, which the square makes
 /// needless: 2^h is normal wherever (2^h)^2 is not 0, and ptxas spells
 /// tdsl_exp's subnormal results this same way. x log2 e / 2 rounds as x
