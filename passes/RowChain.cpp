@@ -3,7 +3,8 @@
 // The mapping of a chain (passes/RowChain.h): which threads take a row,
 // the versions by the row's layout and length, and the launch. Which
 // launches a chain gets is in passes/RowChainLaunches.cpp, the code of
-// each phase in passes/RowChainPhases.cpp.
+// each phase in passes/RowChainPhases.cpp, what a launch says about itself
+// in passes/RowChainNote.cpp.
 //
 //===----------------------------------------------------------------------===//
 #include "ir/Match.h"
@@ -320,77 +321,8 @@ Stmt ChainMapper::build(unsigned Line, const LoopRun &Run) {
   for (auto It = Shared.rbegin(); It != Shared.rend(); ++It)
     Body = allocate(*It, Body, Line);
 
-  // 3. The note and the remark.
-  std::string How = "one element at a time";
-  const std::string Where = SharedRows ? "shared memory" : "registers";
-  bool Online = llvm::is_contained(FollowsMax, true);
-  const char *OnlineWhy = " (the max and the sum of exp(x - max) in one, online)";
-  if (!Width && Online)
-    How += OnlineWhy;
-  if (Width) {
-    How = "runs of " + std::to_string(Width) + " elements (16 bytes where " + WideWhy +
-          " take whole aligned runs" +
-          (PeelCond && PerBlock ? "; in a block, a row of another length in runs from its first "
-                                  "16-byte boundary, its head and tail an element at a time"
-                                : "") +
-          ", else one element at a time)";
-    if (PerBlock && Held)
-      How += ", held in " + Where + " (" + std::to_string(Block * Width * Runs) +
-             " elements: " + std::to_string(Width * Runs) + " a thread), so it is read once";
-    else if (PerBlock)
-      How += ", re-read in each phase" + std::string(Online ? OnlineWhy : "") +
-             std::string(CachedCond ? ", or held in " + Where + " when the row fits (" +
-                                          std::to_string(Block * Width * Runs) +
-                                          " elements: " + std::to_string(Width * Runs) +
-                                          " a thread), so it is read once"
-                                    : "");
-    else if (llvm::is_contained(Cached, true))
-      How += ", held in registers, so it is read once";
-  }
-  unsigned Reductions =
-      llvm::count_if(Phases, [](const RowPhase &P) { return P.Kind == RowPhaseKind::Reduction; });
-  std::string Mapping;
-  for (int64_t G : LaneGroups)
-    Mapping +=
-        (Mapping.empty() ? "" : ", ") +
-        (G == WarpSize ? std::string("one warp per row") : std::to_string(G) + " lanes per row") +
-        (LaneGroups.size() > 1 || PerBlock
-             ? " for rows of up to " + std::to_string(G * RowChainCacheElements) + " elements"
-             : std::string());
-  if (PerBlock)
-    Mapping += (Mapping.empty() ? "" : ", else ") + std::string("one block of ") +
-               std::to_string(Block) + " threads per row";
-  std::string What =
-      "[row-chain] " + std::to_string(Phases.size()) + " phases (" + std::to_string(Reductions) +
-      " reductions) in " + Mapping + "; every thread holds the values per row; the row moves in " +
-      How + "; each reduction: shfl_xor butterflies" +
-      (PerBlock && Warps > 1 ? ", in a block the warp totals through shared memory, one barrier"
-                             : "");
-  if (!Long && !Held)
-    remark("row-chain", Line,
-           "took it: " + std::to_string(Phases.size()) + " phases, " + Mapping +
-               (CachedCond || (!LaneGroups.empty() && llvm::is_contained(Cached, true))
-                    ? ", the row held in " + Where + " when it fits"
-                    : "") +
-               (Online ? ", a max and the sum of exp(x - max) in one sweep (online)" : "") +
-               (PeelCond && PerBlock ? ", rows of other lengths peeled" : "") +
-               (LongWhen ? "; up to " + std::to_string(RowChainFewRows) + " rows of over " +
-                               std::to_string(RowChainLongThreads * RowChainCacheElements) +
-                               " elements" +
-                               std::string(Width && rereads() ? " (any number in whole runs)"
-                                                              : "") +
-                               ": a launch of " + std::to_string(RowChainLongThreads) +
-                               " threads a row"
-                         : "") +
-               (HeldWhen ? "; rows of " +
-                               std::to_string(HeldRanges.front().first / 2 *
-                                                  RowChainCacheElements +
-                                              1) +
-                               " to " +
-                               std::to_string(HeldRanges.back().first * RowChainCacheElements) +
-                               " elements in whole runs: a launch of the fewest threads a row "
-                               "that hold them"
-                         : ""));
+  // 3. The note and the remark (RowChainNote.cpp).
+  const std::string What = describe(Line, Warps);
   // One launch runs at any sizes: the others' grids are empty where this
   // one's is not.
   Expr Own = Long ? LongWhen : nullptr;

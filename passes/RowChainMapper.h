@@ -5,7 +5,8 @@
 // a chain gets), passes/RowChainPhases.cpp (the code of one
 // phase: the runs, the reductions and their butterflies, the maps per
 // element), passes/RowChainOnline.cpp (a max and the sum of exp(x - max)
-// in one sweep) and passes/RowChainPeel.cpp (rows of any length in runs).
+// in one sweep), passes/RowChainPeel.cpp (rows of any length in runs) and
+// passes/RowChainNote.cpp (the launch's note and the chain's remark).
 // Not for other passes: passes/RowChain.h is the pass.
 //
 //===----------------------------------------------------------------------===//
@@ -259,6 +260,11 @@ private:
   Stmt elementwise(Mode M, const RowPhase &P, std::vector<bool> &Filled);
 
   Stmt version(Mode M, const std::vector<std::string> &Totals, unsigned Line);
+
+  /// The launch's note (which threads take a row, how it moves and
+  /// reduces), and for the main launch the remark at the chain's line
+  /// (RowChainNote.cpp). Warps: a block's, where a block takes a row.
+  std::string describe(unsigned Line, int64_t Warps) const;
 
   /// The row's head and tail of a peeled version: element e of the
   /// C - NumRuns * Width a thread takes, at column e (the head) or e +
