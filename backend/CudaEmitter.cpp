@@ -174,6 +174,15 @@ std::string tensorMapParam(const LaunchShape &Shape, size_t I) {
   return "tdsl_map" + std::to_string(I) + "_" + cName(Shape.TensorMaps[I].Tensor);
 }
 
+/// How f32 exp is spelled for the knob fexp (null: unpinned): tdsl_exp_sq,
+/// ex2.approx.ftz of half of x log2 e, squared (ex2sq, the default);
+/// tdsl_exp, ex2.approx of x log2 e (ex2); or CUDA's expf (empty).
+std::string expSpelling(const Knob *FExp) {
+  if (!FExp || FExp->Word == "ex2sq")
+    return "tdsl_exp_sq";
+  return FExp->Word == "ex2" ? "tdsl_exp" : "";
+}
+
 /// Writes IR expressions as C++. In kernels i64 is the template parameter
 /// Index; in launchers it is int64_t.
 class ExprWriter {
@@ -195,10 +204,8 @@ public:
   bool inlineFDiv(DType T) const {
     return InlineFDiv && (T == DType::F32 || T == DType::TF32);
   }
-  /// How f32 exp is spelled (the knob fexp): tdsl_exp_sq, ex2.approx.ftz
-  /// of half of x log2 e, squared (ex2sq, default); tdsl_exp, ex2.approx of
-  /// x log2 e (ex2); or CUDA's expf (empty).
-  std::string ExpFn = "tdsl_exp_sq";
+  /// How f32 exp is spelled (expSpelling of the knob fexp).
+  std::string ExpFn = expSpelling(nullptr);
 
   std::string type(DType T) const {
     if (T == DType::I64)
@@ -1535,10 +1542,7 @@ void FuncEmitter::emitKernels() {
         2048 / std::max<int64_t>(Threads, 1));
     const Knob *FDivKnob = findKnob(Knobs, "fdiv");
     const bool InlineFDiv = FDivKnob && FDivKnob->Word == "inline";
-    const Knob *FExpKnob = findKnob(Knobs, "fexp");
-    const std::string ExpFn = !FExpKnob || FExpKnob->Word == "ex2sq" ? "tdsl_exp_sq"
-                              : FExpKnob->Word == "ex2"                ? "tdsl_exp"
-                                                                       : "";
+    const std::string ExpFn = expSpelling(findKnob(Knobs, "fexp"));
     for (bool General : {false, true}) {
       if (General && !L.Version)
         break;
@@ -1557,13 +1561,15 @@ void FuncEmitter::emitKernels() {
       // of two blocks an SM (32), where a 64-bit Index's addresses spill:
       // tdsl_index_blocks asks for one block for a 64-bit Index (tensors
       // of 2^31 elements or more) and leaves a 32-bit one unasked.
-      std::string Blocks = std::to_string(MinBlocks);
-      if (MinBlocks * Threads > 1024)
-        Blocks = "tdsl_min_blocks(" + Const + ", " + Blocks + ")";
-      if (MinBlocks == 0 && Threads == 1024)
+      std::string Blocks;
+      if (MinBlocks > 0)
+        Blocks = MinBlocks * Threads > 1024
+                     ? "tdsl_min_blocks(" + Const + ", " + std::to_string(MinBlocks) + ")"
+                     : std::to_string(MinBlocks);
+      else if (Threads == 1024)
         Blocks = "tdsl_index_blocks<Index>()";
       OS << "__global__ void __launch_bounds__(" << Const
-         << (Blocks != "0" ? ", " + Blocks : std::string()) << ")\n";
+         << (Blocks.empty() ? std::string() : ", " + Blocks) << ")\n";
       OS << kernelName(L, General) << "(";
       ExprWriter W(Sizes, /*Host=*/false);
       W.InlineFDiv = InlineFDiv;

@@ -305,12 +305,13 @@ __device__ __forceinline__ float tdsl_exp(float x) {
 }
 
 /// e^x as 2^(x log2 e / 2) squared, by ex2.approx.ftz.f32 (the knob
-/// fexp = ex2sq, the default): three instructions where tdsl_exp takes five, two of
-/// them the test for a subnormal result and its fix, which the square makes
-/// needless: 2^h is normal wherever (2^h)^2 is not 0, and ptxas spells
-/// tdsl_exp's subnormal results this same way. x log2 e / 2 rounds as x
-/// log2 e does, halved, so the argument adds the same |x| 2^-24 ln 2 of
-/// relative error, to twice ex2's 2 ulp: within tdsl_exp's bounds.
+/// fexp = ex2sq, the default): three instructions where tdsl_exp takes
+/// five, two of them the test for a subnormal result and its fix, which the
+/// square makes needless: 2^h is normal wherever (2^h)^2 is not 0, and
+/// ptxas spells tdsl_exp's subnormal results this same way. x log2 e / 2
+/// rounds as x log2 e does, halved, so the argument adds the same |x|
+/// 2^-24 ln 2 of relative error, to twice ex2's 2 ulp: within tdsl_exp's
+/// bounds.
 __device__ __forceinline__ float tdsl_exp_sq(float x) {
   float h;
   asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(h) : "f"(x * 0.721347520444481703680f));
