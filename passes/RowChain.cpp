@@ -235,10 +235,10 @@ Stmt ChainMapper::versions(const std::vector<std::string> &Totals, bool WarpEach
   if (!Width)
     return Body;
   bool Holds = llvm::is_contained(Cached, true);
-  if (WarpEach)
-    return ifThen(WideCond, version(Holds ? Mode::Cached : Mode::Wide, Totals, Line), Body, Line);
   if (PeelCond)
     Body = ifThen(PeelCond, peeled(Totals, Line), Body, Line);
+  if (WarpEach)
+    return ifThen(WideCond, version(Holds ? Mode::Cached : Mode::Wide, Totals, Line), Body, Line);
   // A held launch runs only on rows it holds (rewriteNest), where
   // CachedCond is WideCond: no re-read version, whose registers ptxas
   // would count (it spilled softmax's held kernels).

@@ -48,8 +48,9 @@
 //   consecutive reductions that read none of each other's
 //   results in one sweep, and a max with the sum of exp(T - max) of its
 //   own term T after it (online_softmax: the sum rescaled where the
-//   running max grows). In a block per row of a length known at run
-//   time, rows of halves that are not whole runs (50257) but whose
+//   running max grows). Where the length is known at run time
+//   only, rows of halves that are not whole runs (a vocabulary of 50257 in a
+//   block, a ViT's 197 tokens in a warp) but whose
 //   tensors are aligned and share the row's offset take runs from the
 //   row's first 16-byte boundary, re-read in each phase (a held version
 //   beside the others would raise the whole kernel's registers, for every

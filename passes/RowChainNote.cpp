@@ -22,9 +22,9 @@ std::string ChainMapper::describe(unsigned Line, int64_t Warps) const {
   if (Width) {
     How = "runs of " + std::to_string(Width) + " elements (16 bytes where " + WideWhy +
           " take whole aligned runs" +
-          (PeelCond && PerBlock ? "; in a block, a row of another length in runs from its first "
-                                  "16-byte boundary, its head and tail an element at a time"
-                                : "") +
+          (PeelCond ? "; a row of another length in runs from its first 16-byte boundary, its "
+                      "head and tail an element at a time"
+                    : "") +
           ", else one element at a time)";
     if (PerBlock && Held)
       How += ", held in " + Where + " (" + std::to_string(Block * Width * Runs) +
@@ -65,7 +65,7 @@ std::string ChainMapper::describe(unsigned Line, int64_t Warps) const {
                     ? ", the row held in " + Where + " when it fits"
                     : "") +
                (Online ? ", a max and the sum of exp(x - max) in one sweep (online)" : "") +
-               (PeelCond && PerBlock ? ", rows of other lengths peeled" : "") +
+               (PeelCond ? ", rows of other lengths peeled" : "") +
                (LongWhen ? "; up to " + std::to_string(RowChainFewRows) + " rows of over " +
                                std::to_string(RowChainLongThreads * RowChainCacheElements) +
                                " elements" +

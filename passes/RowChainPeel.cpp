@@ -1,9 +1,10 @@
 //===- RowChainPeel.cpp - Rows of any length in 16-byte runs -------------===//
 //
-// For the row-chain pass (passes/RowChain.h, peel_rows): in a block per
-// row, a row that is not a whole number of 16-byte runs takes its runs from
-// its first 16-byte boundary, where its tensors are aligned and share the
-// row's offset, and its head and tail an element at a time. The runs are
+// For the row-chain pass (passes/RowChain.h, peel_rows): in each mapping
+// (a group of lanes, a warp or a block per row), a row that is not a whole
+// number of 16-byte runs takes its runs from its first 16-byte boundary,
+// where its tensors are aligned and share the row's offset, and its head
+// and tail an element at a time. The runs are
 // those of the re-read version (RowChainPhases.cpp's sweep, with Peel set);
 // vectorize proves them aligned by the offset modulo the run.
 //
