@@ -479,7 +479,8 @@ Buffer tempBuffer(const std::string &Name, DType T, std::vector<Expr> Shape, Mem
 
 std::optional<Expr> runTest(const Func &F, const Expr &Extent,
                             const std::vector<std::string> &Tensors, int64_t Width,
-                            const std::function<int64_t(DType)> &AlignBytes) {
+                            const std::function<int64_t(DType)> &AlignBytes,
+                            bool AlignedOnly) {
   std::vector<Expr> Conds;
   auto Need = [&](Expr C) {
     if (llvm::none_of(Conds, [&](const Expr &X) { return structurallyEqual(X, C); }))
@@ -487,6 +488,8 @@ std::optional<Expr> runTest(const Func &F, const Expr &Extent,
   };
   bool Possible = true;
   auto MultipleOfWidth = [&](const Expr &E) {
+    if (AlignedOnly)
+      return;
     if (std::optional<int64_t> K = asConstInt(E))
       Possible &= *K % Width == 0;
     else

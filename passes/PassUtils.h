@@ -190,10 +190,12 @@ inline ir::Expr fromMin(const ir::Expr &Min, ir::Expr X) {
 /// proves its wide accesses by): Extent and each tensor's rows multiples
 /// of Width, each tensor's first element aligned to AlignBytes(its dtype);
 /// each condition once, in that order, a constant needing none. None when
-/// a constant rules runs out.
+/// a constant rules runs out. AlignedOnly: the alignment tests alone (runs
+/// that start where the rows allow, as row-chain's peeled rows do).
 std::optional<ir::Expr> runTest(const ir::Func &F, const ir::Expr &Extent,
                                 const std::vector<std::string> &Tensors, int64_t Width,
-                                const std::function<int64_t(DType)> &AlignBytes);
+                                const std::function<int64_t(DType)> &AlignBytes,
+                                bool AlignedOnly = false);
 
 /// A pass's own buffer (a temporary: shared tile, registers), unpadded.
 ir::Buffer tempBuffer(const std::string &Name, DType T, std::vector<ir::Expr> Shape,

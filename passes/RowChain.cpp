@@ -105,10 +105,18 @@ void ChainMapper::plan() {
         Uses[K] = std::min(Uses[K], 1u);
   }
   std::optional<int64_t> C = asConstInt(simplifyExpr(Cols));
+  // A known length that is not whole runs takes runs of 4 where it is a
+  // multiple of 4 (every row then starts 8-byte aligned); a row of halves
+  // of another length only peeled runs (PeelOnly: every row's head
+  // differs), or none where planPeel declines.
+  const bool Peels = !Held && knobEnabled(F, "peel_rows", true);
+  bool PeelOnly = false;
   if (!Odd && Narrowest) {
     Width = 16 / Narrowest;
-    if (C && *C % Width)
-      Width = *C % 4 == 0 && Width > 4 ? 4 : 0;
+    if (C && *C % Width) {
+      PeelOnly = *C % 4 && Width == 8 && Peels;
+      Width = *C % 4 == 0 && Width > 4 ? 4 : PeelOnly ? Width : 0;
+    }
   }
   // A row length known at compile time gets the fewest threads, up to
   // 1024, that hold it in registers: a long row then is read once, and
@@ -139,16 +147,23 @@ void ChainMapper::plan() {
   PerBlock = ThreadsPinned || Long || Held || !C || *C > WarpSize * PerThread;
   if (!Width)
     return;
-  std::optional<Expr> Test =
-      runTest(F, Cols, Wide, Width, [&](DType T) { return pieceOf(T) * dtypeBytes(T); });
+  std::optional<Expr> Test = runTest(
+      F, Cols, Wide, Width, [&](DType T) { return pieceOf(T) * dtypeBytes(T); }, PeelOnly);
   if (!Test) {
     Width = 0;
     return;
   }
   WideCond = *Test;
   // A held launch runs on whole runs only (rewriteNest).
-  if (!C && !Held && knobEnabled(F, "peel_rows", true))
+  if ((!C || PeelOnly) && Peels)
     planPeel();
+  if (PeelOnly) {
+    WideCond = nullptr; // no row is whole runs
+    if (!PeelCond) {
+      Width = 0;
+      return;
+    }
+  }
   WideWhy.clear();
   for (size_t I = 0; I < Wide.size(); ++I)
     WideWhy += (I ? ", " : "") + Wide[I];
@@ -173,7 +188,7 @@ void ChainMapper::plan() {
   // terms again: kept, they took a register an element beside the row's,
   // which at 512 and 1024 threads left one block a SM (bench/RESULTS.md).
   for (size_t I = 0; I < Phases.size(); ++I)
-    if (!Held && !SharedRows && keepsTerm(I))
+    if (!Held && !SharedRows && WideCond && keepsTerm(I))
       KeepName[I] = Names.fresh(Phases[I].Acc->Buf.Name + "_terms");
 }
 
@@ -237,6 +252,8 @@ Stmt ChainMapper::versions(const std::vector<std::string> &Totals, bool WarpEach
   bool Holds = llvm::is_contained(Cached, true);
   if (PeelCond)
     Body = ifThen(PeelCond, peeled(Totals, Line), Body, Line);
+  if (!WideCond)
+    return Body;
   if (WarpEach)
     return ifThen(WideCond, version(Holds ? Mode::Cached : Mode::Wide, Totals, Line), Body, Line);
   // A held launch runs only on rows it holds (rewriteNest), where

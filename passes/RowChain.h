@@ -48,10 +48,10 @@
 //   consecutive reductions that read none of each other's
 //   results in one sweep, and a max with the sum of exp(T - max) of its
 //   own term T after it (online_softmax: the sum rescaled where the
-//   running max grows). Where the length is known at run time
-//   only, rows of halves that are not whole runs (a vocabulary of 50257 in a
-//   block, a ViT's 197 tokens in a warp) but whose
-//   tensors are aligned and share the row's offset take runs from the
+//   running max grows). Rows of halves that are not whole runs (a
+//   vocabulary of 50257 in a block, a ViT's 197 tokens in a warp; of a
+//   known length, one that is not a multiple of 4) but whose tensors are
+//   aligned and share the row's offset take runs from the
 //   row's first 16-byte boundary, re-read in each phase (a held version
 //   beside the others would raise the whole kernel's registers, for every
 //   row), and their head and tail an element at a time (peeled);

@@ -63,7 +63,7 @@ public:
   /// reduction's terms for a later phase (softmax's exp(x - max) for its
   /// quotient); its held launches compute them again.
   bool keptTerms() const {
-    for (size_t I = 0; Width && I < Phases.size(); ++I)
+    for (size_t I = 0; WideCond && I < Phases.size(); ++I)
       if (keepsTerm(I))
         return true;
     return false;

@@ -19,7 +19,13 @@ std::string ChainMapper::describe(unsigned Line, int64_t Warps) const {
   const char *OnlineWhy = " (the max and the sum of exp(x - max) in one, online)";
   if (!Width && Online)
     How += OnlineWhy;
-  if (Width) {
+  if (Width && !WideCond) {
+    How = "runs of " + std::to_string(Width) + " elements from its first 16-byte boundary (16 "
+          "bytes, its head and tail an element at a time, where " + WideWhy + " are aligned; " +
+          "else one element at a time)";
+    if (PerBlock)
+      How += ", re-read in each phase" + std::string(Online ? OnlineWhy : "");
+  } else if (Width) {
     How = "runs of " + std::to_string(Width) + " elements (16 bytes where " + WideWhy +
           " take whole aligned runs" +
           (PeelCond ? "; a row of another length in runs from its first 16-byte boundary, its "
@@ -36,7 +42,7 @@ std::string ChainMapper::describe(unsigned Line, int64_t Warps) const {
                                           " elements: " + std::to_string(Width * Runs) +
                                           " a thread), so it is read once"
                                     : "");
-    else if (llvm::is_contained(Cached, true))
+    else if (CachedCond)
       How += ", held in registers, so it is read once";
   }
   unsigned Reductions =
@@ -61,11 +67,9 @@ std::string ChainMapper::describe(unsigned Line, int64_t Warps) const {
   if (!Long && !Held)
     remark("row-chain", Line,
            "took it: " + std::to_string(Phases.size()) + " phases, " + Mapping +
-               (CachedCond || (!LaneGroups.empty() && llvm::is_contained(Cached, true))
-                    ? ", the row held in " + Where + " when it fits"
-                    : "") +
+               (CachedCond ? ", the row held in " + Where + " when it fits" : "") +
                (Online ? ", a max and the sum of exp(x - max) in one sweep (online)" : "") +
-               (PeelCond ? ", rows of other lengths peeled" : "") +
+               (PeelCond ? WideCond ? ", rows of other lengths peeled" : ", rows peeled" : "") +
                (LongWhen ? "; up to " + std::to_string(RowChainFewRows) + " rows of over " +
                                std::to_string(RowChainLongThreads * RowChainCacheElements) +
                                " elements" +
