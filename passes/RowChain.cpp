@@ -144,7 +144,7 @@ void ChainMapper::plan() {
       break;
     }
   }
-  PerBlock = ThreadsPinned || Long || Held || !C || *C > WarpSize * PerThread;
+  PerBlock = ThreadsPinned || Long || Held || (!C && !PeeledHeld) || (C && *C > WarpSize * PerThread);
   if (!Width)
     return;
   std::optional<Expr> Test = runTest(
@@ -250,8 +250,12 @@ Stmt ChainMapper::versions(const std::vector<std::string> &Totals, bool WarpEach
   if (!Width)
     return Body;
   bool Holds = llvm::is_contained(Cached, true);
-  if (PeelCond)
-    Body = ifThen(PeelCond, peeled(Totals, Line), Body, Line);
+  // The peeled launch holds what it peels; the main one's groups of lanes
+  // leave such rows to it.
+  if (WarpEach && PeeledHeld)
+    return PeelCond ? ifThen(PeelCond, peeled(Mode::Cached, Totals, Line), Body, Line) : Body;
+  if (PeelCond && !(WarpEach && PeeledWhen))
+    Body = ifThen(PeelCond, peeled(Mode::Wide, Totals, Line), Body, Line);
   if (!WideCond)
     return Body;
   if (WarpEach)
@@ -342,17 +346,18 @@ Stmt ChainMapper::build(unsigned Line, const LoopRun &Run) {
   const std::string What = describe(Line, Warps);
   // One launch runs at any sizes: the others' grids are empty where this
   // one's is not.
-  Expr Own = Long ? LongWhen : nullptr;
+  Expr Own = Long ? LongWhen : PeeledHeld ? PeeledWhen : nullptr;
   for (const auto &[B, When] : HeldRanges)
     if (Held == B)
       Own = When;
+  Expr Others;
+  for (const Expr &When : {HeldWhen, PeeledWhen, LongWhen})
+    if (When)
+      Others = Others ? binary(BinaryOp::Or, Others, When) : When;
   if (Own)
     Grid = gridWhen(Grid, Own, true);
-  else if (LongWhen || HeldWhen)
-    Grid = gridWhen(Grid,
-                    LongWhen && HeldWhen ? binary(BinaryOp::Or, HeldWhen, LongWhen)
-                                         : (HeldWhen ? HeldWhen : LongWhen),
-                    false);
+  else if (Others)
+    Grid = gridWhen(Grid, Others, false);
   return forLoop(Row, intImm(0), Grid, ForKind::BlockX,
                  block({note(What, Line), Body}, Line), Line);
 }

@@ -2,8 +2,9 @@
 //
 // Which launches of passes/RowChain.cpp's mapper a chain gets: the main
 // one; where the row length is open, ones of more threads that hold rows
-// the main one re-reads (where that pays), and one of 1024 threads a row
-// for few long rows.
+// the main one re-reads (where that pays), one of groups of lanes that
+// holds the peeled runs of short rows that are not whole runs, and one of
+// 1024 threads a row for few long rows.
 //
 //===----------------------------------------------------------------------===//
 #include "ir/Simplify.h"
@@ -81,6 +82,16 @@ std::vector<LaunchVariant> ChainMapper::rewriteNest(const Stmt &S) {
     if (!HeldRanges.empty())
       HeldWhen = simplifyExpr(Range(HeldRanges.front().first / 2, HeldRanges.back().first));
   }
+  // Rows of up to 1024 elements that are not whole runs, which the main
+  // launch's groups of lanes would re-read in peeled runs: where the chain
+  // sweeps a tensor more than once, a launch of their own holds the runs
+  // (PeeledHeld). One sweep (cross-entropy) gained nothing held
+  // (bench/RESULTS.md).
+  PeeledWhen = nullptr;
+  if (!ThreadsPinned && PeelCond && llvm::is_contained(Cached, true) && rereads() &&
+      !asConstInt(simplifyExpr(Cols)))
+    PeeledWhen = simplifyExpr(land(le(Cols, intImm(WarpSize * RowChainCacheElements)),
+                                   binary(BinaryOp::Ne, imod(Cols, intImm(Width)), intImm(0))));
   // Rows held in shared memory leave a thread of 1024 few registers: the
   // launch asks ptxas for the two blocks a SM that holding them there is
   // for (unasked, it may take more registers and leave one).
@@ -97,6 +108,12 @@ std::vector<LaunchVariant> ChainMapper::rewriteNest(const Stmt &S) {
     TwoBlocks(Out.back());
   }
   Held = 0;
+  if (PeeledWhen) {
+    PeeledHeld = true;
+    plan();
+    Out.push_back({"peeled", build(S->SrcLine, Run)});
+    PeeledHeld = false;
+  }
   if (LongWhen) {
     Long = true;
     plan();

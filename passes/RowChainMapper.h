@@ -93,6 +93,15 @@ private:
   int64_t Held = 0;
   std::vector<std::pair<int64_t, Expr>> HeldRanges;
   Expr HeldWhen;
+  /// While the peeled launch is built: groups of lanes only (rows of up to
+  /// 32 elements a lane), the row's runs from its first 16-byte boundary
+  /// held in registers, read once (its head and tail re-read an element at
+  /// a time). PeeledWhen: where it runs (rows of up to 1024 elements that
+  /// are not whole runs); none where it never does. A launch of its own:
+  /// in the main one the held peeled version raised every version's
+  /// registers (softmax's 48 to 62).
+  bool PeeledHeld = false;
+  Expr PeeledWhen;
   /// The mappings the launch has: lanes per row of each group of a warp
   /// (8: four rows a warp; 32: a warp a row), ascending, and a block per
   /// row. A group takes rows of up to 32 elements a lane.
@@ -273,7 +282,7 @@ private:
 
   /// The peeled version, re-read in each phase (a held one raised the
   /// registers of the whole kernel), under the lets of Head and NumRuns.
-  Stmt peeled(const std::vector<std::string> &Totals, unsigned Line);
+  Stmt peeled(Mode M, const std::vector<std::string> &Totals, unsigned Line);
 
   /// PeelCond (WideCond's alignment tests) and PeelHead, where the row's
   /// tensors allow them.

@@ -19,7 +19,12 @@ std::string ChainMapper::describe(unsigned Line, int64_t Warps) const {
   const char *OnlineWhy = " (the max and the sum of exp(x - max) in one, online)";
   if (!Width && Online)
     How += OnlineWhy;
-  if (Width && !WideCond) {
+  if (PeeledHeld) {
+    How = "runs of " + std::to_string(Width) + " elements from its first 16-byte boundary, held " +
+          "in registers (" + std::to_string(Width * Runs) + " elements a lane), so it is read " +
+          "once (16 bytes, its head and tail an element at a time, where " + WideWhy +
+          " are aligned; else one element at a time, re-read)";
+  } else if (Width && !WideCond) {
     How = "runs of " + std::to_string(Width) + " elements from its first 16-byte boundary (16 "
           "bytes, its head and tail an element at a time, where " + WideWhy + " are aligned; " +
           "else one element at a time)";
@@ -64,12 +69,17 @@ std::string ChainMapper::describe(unsigned Line, int64_t Warps) const {
       How + "; each reduction: shfl_xor butterflies" +
       (PerBlock && Warps > 1 ? ", in a block the warp totals through shared memory, one barrier"
                              : "");
-  if (!Long && !Held)
+  if (!Long && !Held && !PeeledHeld)
     remark("row-chain", Line,
            "took it: " + std::to_string(Phases.size()) + " phases, " + Mapping +
                (CachedCond ? ", the row held in " + Where + " when it fits" : "") +
                (Online ? ", a max and the sum of exp(x - max) in one sweep (online)" : "") +
                (PeelCond ? WideCond ? ", rows of other lengths peeled" : ", rows peeled" : "") +
+               (PeeledWhen ? "; rows of up to " +
+                                 std::to_string(WarpSize * RowChainCacheElements) +
+                                 " elements not in whole runs: a launch that holds their runs "
+                                 "from the first 16-byte boundary"
+                           : "") +
                (LongWhen ? "; up to " + std::to_string(RowChainFewRows) + " rows of over " +
                                std::to_string(RowChainLongThreads * RowChainCacheElements) +
                                " elements" +

@@ -56,9 +56,9 @@ void ChainMapper::planPeel() {
   PeelHead = imod(sub(intImm(Width), imod(Offset, intImm(Width))), intImm(Width));
 }
 
-Stmt ChainMapper::peeled(const std::vector<std::string> &Totals, unsigned Line) {
+Stmt ChainMapper::peeled(Mode M, const std::vector<std::string> &Totals, unsigned Line) {
   Peel = true;
-  Stmt Body = version(Mode::Wide, Totals, Line);
+  Stmt Body = version(M, Totals, Line);
   Peel = false;
   Expr Whole = idiv(binary(BinaryOp::Max, sub(Cols, var(Head)), intImm(0)), intImm(Width));
   return letStmt(Head, PeelHead, letStmt(NumRuns, Whole, Body, Line), Line);
