@@ -144,7 +144,8 @@ void ChainMapper::plan() {
       break;
     }
   }
-  PerBlock = ThreadsPinned || Long || Held || (!C && !PeeledHeld) || (C && *C > WarpSize * PerThread);
+  PerBlock =
+      ThreadsPinned || Long || Held || (!C && !PeeledHeld) || (C && *C > WarpSize * PerThread);
   if (!Width)
     return;
   std::optional<Expr> Test = runTest(

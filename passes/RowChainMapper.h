@@ -280,8 +280,9 @@ private:
   /// NumRuns * Width (the tail).
   Stmt remainder(const std::function<Stmt(ExprReplacer &)> &PerElement, unsigned Line) const;
 
-  /// The peeled version, re-read in each phase (a held one raised the
-  /// registers of the whole kernel), under the lets of Head and NumRuns.
+  /// The peeled version of mode M, under the lets of Head and NumRuns:
+  /// re-read in each phase (Wide), or held (Cached) in the peeled launch
+  /// alone, where it cannot raise the other versions' registers.
   Stmt peeled(Mode M, const std::vector<std::string> &Totals, unsigned Line);
 
   /// PeelCond (WideCond's alignment tests) and PeelHead, where the row's
