@@ -55,8 +55,9 @@
 //   row's first 16-byte boundary, re-read in each phase (a held version
 //   beside the others would raise the whole kernel's registers, for every
 //   row), and their head and tail an element at a time (peeled); where the
-//   length is open, such rows of up to 1024 elements take a launch of
-//   their own (8 lanes or a warp a row) that holds their runs, read once;
+//   length is open and a tensor is swept more than once, such rows of up
+//   to 1024 elements take a launch of their own (8 lanes or a warp a row)
+//   that holds their runs, read once;
 //   other rows go one element at a time. No held
 //   4-byte tensor lives across an f32 division (its slow path is a call,
 //   where 32 values a thread would spill). Results differ from the serial
