@@ -19,16 +19,16 @@ std::string ChainMapper::describe(unsigned Line, int64_t Warps) const {
   const char *OnlineWhy = " (the max and the sum of exp(x - max) in one, online)";
   if (!Width && Online)
     How += OnlineWhy;
-  if (PeeledHeld) {
-    How = "runs of " + std::to_string(Width) + " elements from its first 16-byte boundary, held " +
-          "in registers (" + std::to_string(Width * Runs) + " elements a lane), so it is read " +
-          "once (16 bytes, its head and tail an element at a time, where " + WideWhy +
-          " are aligned; else one element at a time, re-read)";
-  } else if (Width && !WideCond) {
-    How = "runs of " + std::to_string(Width) + " elements from its first 16-byte boundary (16 "
-          "bytes, its head and tail an element at a time, where " + WideWhy + " are aligned; " +
-          "else one element at a time)";
-    if (PerBlock)
+  if (PeeledHeld || (Width && !WideCond)) {
+    // Every row this launch takes in runs is peeled: held in the peeled
+    // launch, else re-read (a known length that is never whole runs).
+    How = "runs of " + std::to_string(Width) + " elements from its first 16-byte boundary" +
+          (PeeledHeld ? ", held in registers (" + std::to_string(Width * Runs) +
+                            " elements a lane), so it is read once"
+                      : std::string()) +
+          " (16 bytes, its head and tail an element at a time, where " + WideWhy +
+          " are aligned; else one element at a time" + (PeeledHeld ? ", re-read)" : ")");
+    if (!PeeledHeld && PerBlock)
       How += ", re-read in each phase" + std::string(Online ? OnlineWhy : "");
   } else if (Width) {
     How = "runs of " + std::to_string(Width) + " elements (16 bytes where " + WideWhy +
