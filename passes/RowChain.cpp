@@ -40,6 +40,31 @@ void ChainMapper::takeNames() {
 }
 
 void ChainMapper::plan() {
+  planRuns();
+  // Short rows get a group of lanes each (8, 16 or 32; 32 elements a
+  // lane), several rows a block: a block would leave most of its threads
+  // idle. A row length known only at run time gets every mapping, chosen
+  // by the launch; a known one the narrowest that holds it; a pinned
+  // reduce_threads asks for a block. Groups of 16 only where rows move in
+  // runs (Width): rows that go an element at a time ran slower on half a
+  // warp than on a whole one (rmsnorm, bench/RESULTS.md).
+  LaneGroups.clear();
+  if (ThreadsPinned || Long || Held)
+    return;
+  std::optional<int64_t> C = asConstInt(simplifyExpr(Cols));
+  for (int64_t G : {int64_t(8), int64_t(16), WarpSize}) {
+    if (G == 16 && !Width)
+      continue;
+    if (!C) {
+      LaneGroups.push_back(G);
+    } else if (*C <= G * RowChainCacheElements) {
+      LaneGroups.push_back(G);
+      break;
+    }
+  }
+}
+
+void ChainMapper::planRuns() {
   KeepName.assign(Phases.size(), "");
   FollowsMax.assign(Phases.size(), false);
   for (size_t J = 1; OnlineOn && J < Phases.size(); ++J)
@@ -128,26 +153,11 @@ void ChainMapper::plan() {
   if (!ThreadsPinned && C)
     while (Block < 1024 && *C > Block * PerThread)
       Block *= 2;
-  // Short rows get a group of lanes each (8 or 32; 32 elements a
-  // lane), several rows a block: a block would leave most of its
-  // threads idle. A row length known only at run time gets every
-  // mapping, chosen by the launch; a known one the narrowest that holds
-  // it; a pinned reduce_threads asks for a block.
-  LaneGroups.clear();
-  for (int64_t G : {int64_t(8), WarpSize}) {
-    if (ThreadsPinned || Long || Held)
-      break;
-    if (!C) {
-      LaneGroups.push_back(G);
-    } else if (*C <= G * PerThread) {
-      LaneGroups.push_back(G);
-      break;
-    }
-  }
   PerBlock =
       ThreadsPinned || Long || Held || (!C && !PeeledHeld) || (C && *C > WarpSize * PerThread);
   if (!Width)
     return;
+  RunBytes = Width * Narrowest;
   std::optional<Expr> Test = runTest(
       F, Cols, Wide, Width, [&](DType T) { return pieceOf(T) * dtypeBytes(T); }, PeelOnly);
   if (!Test) {
@@ -330,6 +340,8 @@ Stmt ChainMapper::build(unsigned Line, const LoopRun &Run) {
     Expr Blocks = ceilDiv(Rows, ReduceRowsPerBlock * PerWarpRows);
     if (Body) {
       Expr Fits = le(Cols, intImm(G * RowChainCacheElements));
+      if (Expr Sizes = G == 16 ? runSizes() : nullptr)
+        Fits = land(Fits, Sizes);
       Body = ifThen(Fits, ByGroup, Body, Line);
       Grid = select(Fits, Blocks, Grid);
     } else {

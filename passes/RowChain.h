@@ -13,7 +13,8 @@
 //   i32 i64 f32 f64.
 // Ensures: one `launch NAME row_reduction` that picks by the row length C: 8
 //   lanes per row for C <= 256 (four rows a warp; lanes past the last row
-//   compute on it and store nothing), a warp per row for C <= 1024, else a
+//   compute on it and store nothing), 16 for C <= 512 where the row moves
+//   in runs (two rows a warp), a warp per row for C <= 1024, else a
 //   block of N threads (reduce_threads, 256) per row, with the grid to
 //   match; a constant C gets its mapping alone, and one longer than N
 //   threads hold gets the fewest threads, up to 1024, that hold it. Every
@@ -56,9 +57,9 @@
 //   beside the others would raise the whole kernel's registers, for every
 //   row), and their head and tail an element at a time (peeled); where the
 //   length is open and a tensor is swept more than once, such rows of up
-//   to 1024 elements take a launch of their own (8 lanes or a warp a row)
-//   that holds their runs, read once;
-//   other rows go one element at a time. No held
+//   to 1024 elements take a launch of their own (8 or 16 lanes or a warp a
+//   row) that holds their runs, read once; other rows go one element at a
+//   time. No held
 //   4-byte tensor lives across an f32 division (its slow path is a call,
 //   where 32 values a thread would spill). Results differ from the serial
 //   loops only by the reassociation of OP, the same on every run.

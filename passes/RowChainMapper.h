@@ -103,8 +103,9 @@ private:
   bool PeeledHeld = false;
   Expr PeeledWhen;
   /// The mappings the launch has: lanes per row of each group of a warp
-  /// (8: four rows a warp; 32: a warp a row), ascending, and a block per
-  /// row. A group takes rows of up to 32 elements a lane.
+  /// (8: four rows a warp; 16: two, rows in runs only; 32: a warp a row),
+  /// ascending, and a block per row. A group takes rows of up to 32
+  /// elements a lane.
   std::vector<int64_t> LaneGroups;
   bool PerBlock = true;
   /// While a group of fewer than 32 lanes is built: whether the lanes' row
@@ -115,7 +116,8 @@ private:
   std::vector<Expr> Staged;
   std::vector<bool> Cached; ///< read by two or more phases: held (SharedRows)
   std::vector<std::string> RunName, CacheName;
-  int64_t Width = 0; ///< elements per run; 0: no runs
+  int64_t Width = 0;    ///< elements per run; 0: no runs
+  int64_t RunBytes = 0; ///< of the narrowest tensor's run: 16, or 8 (runs of 4 halves)
   int64_t Runs = 0;  ///< runs a thread holds
   Expr WideCond, CachedCond;
   /// Whether the held runs live in shared memory (CacheName[K]: [Runs,
@@ -171,8 +173,20 @@ private:
   // The runs: a run is 16 bytes of the narrowest tensor taking part (a
   // wider one moves it in 16-byte pieces), and every tensor read or
   // written along the row takes part, or none does (one left out would be
-  // accessed with a stride of a run).
+  // accessed with a stride of a run). plan() takes the runs (planRuns),
+  // then the groups of lanes.
   void plan();
+  void planRuns();
+
+  /// The sizes at which rows move in runs (whole, or peeled), which a group
+  /// of 16 lanes takes: any where rows peel, else WideCond's whole-runs
+  /// tests (none: every size). Not its alignment tests: the grid, which
+  /// depends on the sizes only, must agree; rows of unaligned tensors go
+  /// an element at a time there.
+  Expr runSizes() const;
+  /// The conjuncts of E that are alignment tests (Alignment) or that are
+  /// not; none where there are none.
+  static Expr conjuncts(const Expr &E, bool Alignment);
 
   Expr tid() const { return var(Tid); }
 

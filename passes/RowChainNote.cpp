@@ -31,8 +31,8 @@ std::string ChainMapper::describe(unsigned Line, int64_t Warps) const {
     if (!PeeledHeld && PerBlock)
       How += ", re-read in each phase" + std::string(Online ? OnlineWhy : "");
   } else if (Width) {
-    How = "runs of " + std::to_string(Width) + " elements (16 bytes where " + WideWhy +
-          " take whole aligned runs" +
+    How = "runs of " + std::to_string(Width) + " elements (" + std::to_string(RunBytes) +
+          " bytes where " + WideWhy + " take whole aligned runs" +
           (PeelCond ? "; a row of another length in runs from its first 16-byte boundary, its "
                       "head and tail an element at a time"
                     : "") +
@@ -58,7 +58,8 @@ std::string ChainMapper::describe(unsigned Line, int64_t Warps) const {
         (Mapping.empty() ? "" : ", ") +
         (G == WarpSize ? std::string("one warp per row") : std::to_string(G) + " lanes per row") +
         (LaneGroups.size() > 1 || PerBlock
-             ? " for rows of up to " + std::to_string(G * RowChainCacheElements) + " elements"
+             ? " for rows of up to " + std::to_string(G * RowChainCacheElements) + " elements" +
+                   (G == 16 ? " in runs" : "")
              : std::string());
   if (PerBlock)
     Mapping += (Mapping.empty() ? "" : ", else ") + std::string("one block of ") +

@@ -14,6 +14,27 @@
 
 namespace tdsl::rowchain {
 
+namespace {
+bool isAlignmentTest(const Expr &E) {
+  return E->Kind == ExprKind::Call && static_cast<const CallNode &>(*E).Fn == Intrinsic::Aligned;
+}
+} // namespace
+
+Expr ChainMapper::conjuncts(const Expr &E, bool Alignment) {
+  if (E->Kind == ExprKind::Binary && static_cast<const BinaryNode &>(*E).Op == BinaryOp::And) {
+    Expr A = conjuncts(static_cast<const BinaryNode &>(*E).A, Alignment);
+    Expr B = conjuncts(static_cast<const BinaryNode &>(*E).B, Alignment);
+    return A && B ? land(A, B) : A ? A : B;
+  }
+  return isAlignmentTest(E) == Alignment ? E : nullptr;
+}
+
+Expr ChainMapper::runSizes() const {
+  if (PeelCond)
+    return nullptr;
+  return WideCond ? conjuncts(WideCond, false) : nullptr;
+}
+
 void ChainMapper::planPeel() {
   // Rows of halves only: beside a 4-byte tensor along the row (runs of 4,
   // 16-byte pieces of 32 bytes a run) the version's lets and offsets made
@@ -43,16 +64,7 @@ void ChainMapper::planPeel() {
   if (!Offset)
     return;
   // WideCond's alignment tests, without its whole-runs ones.
-  std::function<void(const Expr &)> Aligned = [&](const Expr &E) {
-    if (E->Kind == ExprKind::Binary && static_cast<const BinaryNode &>(*E).Op == BinaryOp::And) {
-      Aligned(static_cast<const BinaryNode &>(*E).A);
-      Aligned(static_cast<const BinaryNode &>(*E).B);
-    } else if (E->Kind == ExprKind::Call &&
-               static_cast<const CallNode &>(*E).Fn == Intrinsic::Aligned) {
-      PeelCond = PeelCond ? land(PeelCond, E) : E;
-    }
-  };
-  Aligned(WideCond);
+  PeelCond = conjuncts(WideCond, true);
   PeelHead = imod(sub(intImm(Width), imod(Offset, intImm(Width))), intImm(Width));
 }
 

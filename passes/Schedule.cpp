@@ -125,8 +125,9 @@ const std::vector<KnobSpec> &knobSpecs() {
        "where a row chain re-reads its row, a max and the sum of exp(x - max) after it fold "
        "in one sweep, the sum rescaled where the running max grows (default on)"},
       {"peel_rows", "row-chain", "on | off",
-       "a row of halves that is not whole 16-byte runs (8 lanes, a warp or a block a row) takes "
-       "its runs from its first 16-byte boundary and its head and tail an element at a time, "
+       "a row of halves that is not whole 16-byte runs (8 or 16 lanes, a warp or a block a "
+       "row) takes its runs from its first 16-byte boundary and its head and tail an element "
+       "at a time, "
        "where its tensors allow (default on; off: such rows go an element at a time)"},
       {"block_per_row", "reduce-rows", "auto | on | off",
        "one block per row of a row reduction (on) or one warp (off); default auto: a block "
