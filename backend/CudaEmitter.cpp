@@ -1560,13 +1560,16 @@ void FuncEmitter::emitKernels() {
       // Unasked, ptxas may hold a launch of 1024 threads to the registers
       // of two blocks an SM (32), where a 64-bit Index's addresses spill:
       // tdsl_index_blocks asks for one block for a 64-bit Index (tensors
-      // of 2^31 elements or more) and leaves a 32-bit one unasked.
+      // of 2^31 elements or more) and leaves a 32-bit one unasked. So for
+      // a row chain's launches, whose many mappings and versions made
+      // ptxas hold the 64-bit kernel of 256 threads to 40 or 64 registers
+      // and spill (softmax's peeled launch on sm_80, attention's).
       std::string Blocks;
       if (MinBlocks > 0)
         Blocks = MinBlocks * Threads > 1024
                      ? "tdsl_min_blocks(" + Const + ", " + std::to_string(MinBlocks) + ")"
                      : std::to_string(MinBlocks);
-      else if (Threads == 1024)
+      else if (Threads == 1024 || L.Node->Class == LaunchClass::RowReduction)
         Blocks = "tdsl_index_blocks<Index>()";
       OS << "__global__ void __launch_bounds__(" << Const
          << (Blocks.empty() ? std::string() : ", " + Blocks) << ")\n";

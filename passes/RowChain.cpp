@@ -70,6 +70,7 @@ void ChainMapper::planRuns() {
   for (size_t J = 1; OnlineOn && J < Phases.size(); ++J)
     FollowsMax[J] = followsMax(J - 1, J);
   Staged.clear();
+  PeelByElement.clear();
   Cached.clear();
   RunName.clear();
   CacheName.clear();
@@ -176,8 +177,16 @@ void ChainMapper::planRuns() {
     }
   }
   WideWhy.clear();
-  for (size_t I = 0; I < Wide.size(); ++I)
-    WideWhy += (I ? ", " : "") + Wide[I];
+  PeelWhy.clear();
+  ByElementWhy.clear();
+  for (const std::string &B : Wide) {
+    WideWhy += (WideWhy.empty() ? "" : ", ") + B;
+    bool ByElement = false;
+    for (size_t K = 0; K < PeelByElement.size(); ++K)
+      ByElement |= PeelByElement[K] && static_cast<const LoadNode &>(*Staged[K]).Buffer == B;
+    std::string &Why = ByElement ? ByElementWhy : PeelWhy;
+    Why += (Why.empty() ? "" : ", ") + B;
+  }
   for (size_t K = 0; K < Staged.size(); ++K) {
     const std::string &B = static_cast<const LoadNode &>(*Staged[K]).Buffer;
     RunName.push_back(Names.fresh(B + "_run"));
@@ -251,7 +260,7 @@ Stmt ChainMapper::version(Mode M, const std::vector<std::string> &Totals, unsign
                         Body, Line);
   if (M == Mode::Cached && !SharedRows) // else around the warps (build)
     for (size_t K = Staged.size(); K-- > 0;)
-      if (Cached[K])
+      if (Cached[K] && !byElement(K))
         Body = allocate(heldBuffer(K), Body, Line);
   return Body;
 }

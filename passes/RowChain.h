@@ -52,7 +52,8 @@
 //   running max grows). Rows of halves that are not whole runs (a
 //   vocabulary of 50257 in a block, a ViT's 197 tokens in a warp; of a
 //   known length, one that is not a multiple of 4) but whose tensors are
-//   aligned and share the row's offset take runs from the
+//   aligned and share the row's offset (one the same in every row,
+//   gamma[c], read an element at a time beside the runs) take runs from the
 //   row's first 16-byte boundary, re-read in each phase (a held version
 //   beside the others would raise the whole kernel's registers, for every
 //   row), and their head and tail an element at a time (peeled); where the

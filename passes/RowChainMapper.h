@@ -135,6 +135,12 @@ private:
   /// built). PeelHead: (Width - o % Width) % Width for the row's offset o.
   Expr PeelCond, PeelHead;
   bool Peel = false;
+  /// Per staged load: read at the same place in every row (gamma[c]), so
+  /// an element at a time in the peeled version, beside the others' runs.
+  std::vector<bool> PeelByElement;
+  bool byElement(size_t K) const { return Peel && K < PeelByElement.size() && PeelByElement[K]; }
+  /// The tensors of the peeled runs, and those read by element, in words.
+  std::string PeelWhy, ByElementWhy;
   /// Held version: the terms of reductions that later phases compute
   /// again (softmax's exp(x - max)), kept per element of the thread's
   /// runs in KeepName[phase], and what replaces them there.
@@ -184,9 +190,8 @@ private:
   /// depends on the sizes only, must agree; rows of unaligned tensors go
   /// an element at a time there.
   Expr runSizes() const;
-  /// The conjuncts of E that are alignment tests (Alignment) or that are
-  /// not; none where there are none.
-  static Expr conjuncts(const Expr &E, bool Alignment);
+  /// The conjuncts of E that Keep keeps; none where it keeps none.
+  static Expr conjuncts(const Expr &E, const std::function<bool(const Expr &)> &Keep);
 
   Expr tid() const { return var(Tid); }
 
@@ -288,6 +293,9 @@ private:
   /// reduces), and for the main launch the remark at the chain's line
   /// (RowChainNote.cpp). Warps: a block's, where a block takes a row.
   std::string describe(unsigned Line, int64_t Warps) const;
+  /// " (gamma, beta, the same in every row: an element at a time)" where
+  /// the peeled version reads tensors so (PeelByElement); else nothing.
+  std::string byElementWords() const;
 
   /// The row's head and tail of a peeled version: element e of the
   /// C - NumRuns * Width a thread takes, at column e (the head) or e +

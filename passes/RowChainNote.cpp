@@ -12,6 +12,12 @@
 
 namespace tdsl::rowchain {
 
+std::string ChainMapper::byElementWords() const {
+  return ByElementWhy.empty()
+             ? ""
+             : " (" + ByElementWhy + ", the same in every row: an element at a time)";
+}
+
 std::string ChainMapper::describe(unsigned Line, int64_t Warps) const {
   std::string How = "one element at a time";
   const std::string Where = SharedRows ? "shared memory" : "registers";
@@ -26,15 +32,16 @@ std::string ChainMapper::describe(unsigned Line, int64_t Warps) const {
           (PeeledHeld ? ", held in registers (" + std::to_string(Width * Runs) +
                             " elements a lane), so it is read once"
                       : std::string()) +
-          " (16 bytes, its head and tail an element at a time, where " + WideWhy +
-          " are aligned; else one element at a time" + (PeeledHeld ? ", re-read)" : ")");
+          " (16 bytes, its head and tail an element at a time" + byElementWords() + ", where " +
+          PeelWhy + " are aligned; else one element at a time" + (PeeledHeld ? ", re-read)" : ")");
     if (!PeeledHeld && PerBlock)
       How += ", re-read in each phase" + std::string(Online ? OnlineWhy : "");
   } else if (Width) {
     How = "runs of " + std::to_string(Width) + " elements (" + std::to_string(RunBytes) +
           " bytes where " + WideWhy + " take whole aligned runs" +
           (PeelCond ? "; a row of another length in runs from its first 16-byte boundary, its "
-                      "head and tail an element at a time"
+                      "head and tail an element at a time" +
+                          byElementWords()
                     : "") +
           ", else one element at a time)";
     if (PerBlock && Held)

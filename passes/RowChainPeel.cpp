@@ -4,12 +4,14 @@
 // (a group of lanes, a warp or a block per row), a row that is not a whole
 // number of 16-byte runs takes its runs from its first 16-byte boundary,
 // where its tensors are aligned and share the row's offset, and its head
-// and tail an element at a time. The runs are
-// those of the re-read version (RowChainPhases.cpp's sweep, with Peel set);
-// vectorize proves them aligned by the offset modulo the run.
+// and tail an element at a time; a tensor read at the same place in every
+// row (gamma[c]) is read an element at a time beside the runs. The runs
+// are those of the re-read version (RowChainPhases.cpp's sweep, with Peel
+// set); vectorize proves them aligned by the offset modulo the run.
 //
 //===----------------------------------------------------------------------===//
 #include "ir/Match.h"
+#include "ir/Simplify.h"
 #include "passes/RowChainMapper.h"
 
 namespace tdsl::rowchain {
@@ -20,19 +22,20 @@ bool isAlignmentTest(const Expr &E) {
 }
 } // namespace
 
-Expr ChainMapper::conjuncts(const Expr &E, bool Alignment) {
+Expr ChainMapper::conjuncts(const Expr &E, const std::function<bool(const Expr &)> &Keep) {
   if (E->Kind == ExprKind::Binary && static_cast<const BinaryNode &>(*E).Op == BinaryOp::And) {
-    Expr A = conjuncts(static_cast<const BinaryNode &>(*E).A, Alignment);
-    Expr B = conjuncts(static_cast<const BinaryNode &>(*E).B, Alignment);
+    Expr A = conjuncts(static_cast<const BinaryNode &>(*E).A, Keep);
+    Expr B = conjuncts(static_cast<const BinaryNode &>(*E).B, Keep);
     return A && B ? land(A, B) : A ? A : B;
   }
-  return isAlignmentTest(E) == Alignment ? E : nullptr;
+  return Keep(E) ? E : nullptr;
 }
 
 Expr ChainMapper::runSizes() const {
   if (PeelCond)
     return nullptr;
-  return WideCond ? conjuncts(WideCond, false) : nullptr;
+  return WideCond ? conjuncts(WideCond, [](const Expr &E) { return !isAlignmentTest(E); })
+                  : nullptr;
 }
 
 void ChainMapper::planPeel() {
@@ -41,30 +44,52 @@ void ChainMapper::planPeel() {
   // attention's f32 chain spill with 64-bit indices.
   if (Width != 8)
     return;
-  // Each tensor along the row, at column 0 of the row: one offset for all.
-  std::vector<std::pair<std::string, std::vector<Expr>>> Accesses;
-  for (const Expr &L : Staged) {
-    const auto &N = static_cast<const LoadNode &>(*L);
-    Accesses.push_back({N.Buffer, N.Indices});
+  // Each tensor along the row, at column 0 of the row: one offset for all,
+  // but for a tensor read at the same place in every row (layernorm's
+  // gamma[c]), whose runs then start elsewhere than the row's: it is read
+  // an element at a time beside the others' runs (PeelByElement), which
+  // for a tensor the rows share mostly hits the L1 cache.
+  PeelByElement.assign(Staged.size(), false);
+  auto OffsetOf = [](const Buffer &B, std::vector<Expr> Idx) {
+    Idx.back() = intImm(0);
+    return simplifyExpr(linearIndex(B.Shape, Idx));
+  };
+  Expr Offset;
+  auto Shares = [&](const Buffer *B, const std::vector<Expr> &Idx) {
+    if (!B || B->rank() < 2 || !structurallyEqual(B->Shape.back(), Cols))
+      return false;
+    Expr O = OffsetOf(*B, Idx);
+    if (Offset && !structurallyEqual(O, Offset))
+      return false;
+    Offset = O;
+    return true;
+  };
+  for (size_t K = 0; K < Staged.size(); ++K) {
+    const auto &N = static_cast<const LoadNode &>(*Staged[K]);
+    const Buffer *B = findTensor(F, N.Buffer);
+    PeelByElement[K] = B && asConstInt(OffsetOf(*B, N.Indices));
+    if (!PeelByElement[K] && !Shares(B, N.Indices))
+      return;
   }
   for (const RowPhase &P : Phases)
-    if (P.Kind == RowPhaseKind::Element)
-      Accesses.push_back({P.Out, P.OutIdx});
-  Expr Offset;
-  for (auto &[Name, Idx] : Accesses) {
-    const Buffer *B = findTensor(F, Name);
-    if (!B || B->rank() < 2 || !structurallyEqual(B->Shape.back(), Cols))
+    if (P.Kind == RowPhaseKind::Element && !Shares(findTensor(F, P.Out), P.OutIdx))
       return;
-    Idx.back() = intImm(0);
-    Expr O = linearIndex(B->Shape, Idx);
-    if (Offset && !structurallyEqual(O, Offset))
-      return;
-    Offset = O;
-  }
   if (!Offset)
     return;
-  // WideCond's alignment tests, without its whole-runs ones.
-  PeelCond = conjuncts(WideCond, true);
+  // WideCond's alignment tests, without its whole-runs ones, nor those of
+  // the tensors read an element at a time.
+  PeelCond = conjuncts(WideCond, [&](const Expr &E) {
+    if (!isAlignmentTest(E))
+      return false;
+    const std::string &B =
+        static_cast<const LoadNode &>(*static_cast<const CallNode &>(*E).Args[0]).Buffer;
+    for (size_t K = 0; K < Staged.size(); ++K)
+      if (PeelByElement[K] && static_cast<const LoadNode &>(*Staged[K]).Buffer == B)
+        return false;
+    return true;
+  });
+  if (!PeelCond)
+    return;
   PeelHead = imod(sub(intImm(Width), imod(Offset, intImm(Width))), intImm(Width));
 }
 

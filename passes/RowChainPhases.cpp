@@ -101,7 +101,8 @@ Stmt ChainMapper::sweep(Mode M, const std::vector<Expr> &Reads, unsigned Line,
   for (const Expr &E : Reads)
     llvm::append_range(Loads, loadsOf(E));
   for (size_t K = 0; K < Staged.size(); ++K) {
-    if (llvm::none_of(Loads, [&](const Expr &L) { return structurallyEqual(L, Staged[K]); }))
+    if (byElement(K) ||
+        llvm::none_of(Loads, [&](const Expr &L) { return structurallyEqual(L, Staged[K]); }))
       continue;
     DType T = Staged[K]->Type;
     if (M == Mode::Cached && Cached[K]) {
