@@ -273,7 +273,9 @@ Stmt ChainMapper::versions(const std::vector<std::string> &Totals, bool WarpEach
   // The peeled launch holds what it peels; the main one's groups of lanes
   // leave such rows to it.
   if (WarpEach && PeeledHeld)
-    return PeelCond ? ifThen(PeelCond, peeled(Mode::Cached, Totals, Line), Body, Line) : Body;
+    return PeelCond && !(Block == WarpSize && byElementWide())
+               ? ifThen(PeelCond, peeled(Mode::Cached, Totals, Line), Body, Line)
+               : Body;
   if (PeelCond && !(WarpEach && PeeledWhen))
     Body = ifThen(PeelCond, peeled(Mode::Wide, Totals, Line), Body, Line);
   if (!WideCond)

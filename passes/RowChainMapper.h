@@ -139,6 +139,19 @@ private:
   /// an element at a time in the peeled version, beside the others' runs.
   std::vector<bool> PeelByElement;
   bool byElement(size_t K) const { return Peel && K < PeelByElement.size() && PeelByElement[K]; }
+  /// Whether a tensor read by element is of 4 bytes (layernorm's f32
+  /// gamma and beta). A lane reads it 32 bytes apart from the next lane's,
+  /// each load of a warp touching 8 cache lines: the peeled launch's warp
+  /// per row (513 to 1024 elements) then was bound by the L1 cache and
+  /// slower than going an element at a time, whose lanes there have 17 to
+  /// 32 elements each in flight (bench/RESULTS.md); its groups of 8 and 16
+  /// lanes gained, their alternative being a warp with half as many.
+  bool byElementWide() const {
+    for (size_t K = 0; K < PeelByElement.size(); ++K)
+      if (PeelByElement[K] && dtypeBytes(Staged[K]->Type) == 4)
+        return true;
+    return false;
+  }
   /// The tensors of the peeled runs, and those read by element, in words.
   std::string PeelWhy, ByElementWhy;
   /// Held version: the terms of reductions that later phases compute

@@ -36,6 +36,9 @@ std::string ChainMapper::describe(unsigned Line, int64_t Warps) const {
           PeelWhy + " are aligned; else one element at a time" + (PeeledHeld ? ", re-read)" : ")");
     if (!PeeledHeld && PerBlock)
       How += ", re-read in each phase" + std::string(Online ? OnlineWhy : "");
+    if (PeeledHeld && byElementWide() && llvm::is_contained(LaneGroups, WarpSize))
+      How += "; in a warp a row, one element at a time, re-read (4-byte " + ByElementWhy +
+             " by element would bind it to the L1 cache)";
   } else if (Width) {
     How = "runs of " + std::to_string(Width) + " elements (" + std::to_string(RunBytes) +
           " bytes where " + WideWhy + " take whole aligned runs" +
