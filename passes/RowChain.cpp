@@ -135,7 +135,7 @@ void ChainMapper::planRuns() {
   // multiple of 4 (every row then starts 8-byte aligned); a row of halves
   // of another length only peeled runs (PeelOnly: every row's head
   // differs), or none where planPeel declines.
-  const bool Peels = !Held && knobEnabled(F, "peel_rows", true);
+  const bool Peels = (!Held || HeldPeeled) && knobEnabled(F, "peel_rows", true);
   bool PeelOnly = false;
   if (!Odd && Narrowest) {
     Width = 16 / Narrowest;
@@ -166,7 +166,6 @@ void ChainMapper::planRuns() {
     return;
   }
   WideCond = *Test;
-  // A held launch runs on whole runs only (rewriteNest).
   if ((!C || PeelOnly) && Peels)
     planPeel();
   if (PeelOnly) {
@@ -277,7 +276,10 @@ Stmt ChainMapper::versions(const std::vector<std::string> &Totals, bool WarpEach
                ? ifThen(PeelCond, peeled(Mode::Cached, Totals, Line), Body, Line)
                : Body;
   if (PeelCond && !(WarpEach && PeeledWhen))
-    Body = ifThen(PeelCond, peeled(Mode::Wide, Totals, Line), Body, Line);
+    Body =
+        ifThen(PeelCond, peeled(HeldPeeled ? Mode::Cached : Mode::Wide, Totals, Line), Body, Line);
+  if (HeldPeeled)
+    return Body;
   if (!WideCond)
     return Body;
   if (WarpEach)
@@ -371,7 +373,7 @@ Stmt ChainMapper::build(unsigned Line, const LoopRun &Run) {
   // One launch runs at any sizes: the others' grids are empty where this
   // one's is not.
   Expr Own = Long ? LongWhen : PeeledHeld ? PeeledWhen : nullptr;
-  for (const auto &[B, When] : HeldRanges)
+  for (const auto &[B, When] : HeldPeeled ? HeldPeeledRanges : HeldRanges)
     if (Held == B)
       Own = When;
   Expr Others;

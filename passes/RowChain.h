@@ -28,7 +28,11 @@
 //   the L2 cache when read again); and where a held row saves reads (the re-read version
 //   sweeps a tensor twice), launches NAME_held512 and NAME_held1024 take
 //   rows of whole runs of 8193 to 16384 and to 32768 elements, held, with
-//   no kept term (computed again) and no re-read version. A block of 1024
+//   no kept term (computed again) and no re-read version, and where rows
+//   peel, NAME_held1024_peeled those of 16385 to 32768 elements that are
+//   not whole runs, their runs from the first 16-byte boundary held in
+//   shared memory (a launch of its own: beside the whole-runs version it
+//   raised the registers of every row). A block of 1024
 //   threads holds its rows in shared memory where they take at most
 //   RowChainSharedRowBytes (each thread's runs in its own slots, brought
 //   back to registers a run at a time), and asks ptxas for two blocks a SM
@@ -60,10 +64,10 @@
 //   length is open and a tensor is swept more than once, such rows of up
 //   to 1024 elements take a launch of their own (8 or 16 lanes or a warp a
 //   row) that holds their runs, read once; other rows go one element at a
-//   time. No held
-//   4-byte tensor lives across an f32 division (its slow path is a call,
-//   where 32 values a thread would spill). Results differ from the serial
-//   loops only by the reassociation of OP, the same on every run.
+//   time. No held 4-byte tensor lives across an f32 division (its slow
+//   path is a call, where 32 values a thread would spill). Results differ
+//   from the serial loops only by the reassociation of OP, the same on
+//   every run.
 // Why here: after the contraction passes, before reduce-rows, which takes
 //   a lone reduction (one phase) and would decline a chain.
 //

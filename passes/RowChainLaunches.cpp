@@ -62,25 +62,47 @@ std::vector<LaunchVariant> ChainMapper::rewriteNest(const Stmt &S) {
   // elements a thread) take a launch of the fewest threads that hold
   // them, as a row length known at compile time does (plan): read once,
   // where a block of reduce_threads reads the row in each sweep. Where
-  // that pays (holdPays). Only whole runs: a row that is not (or
-  // unaligned tensors, which the launch cannot see) is re-read there, as
-  // in the long launch, which at these lengths ran slower than the main
-  // one (bench/RESULTS.md).
+  // that pays (holdPays). Rows of whole runs; where rows peel, those that
+  // are not whole runs take a launch of their own (HeldPeeledRanges),
+  // whose peeled held version beside the whole one raised its registers
+  // for every row (softmax's held512, 32 -> 48). Only where the row is
+  // held in shared memory: held in registers, the peeled runs' offsets
+  // took softmax's kernel of 512 to 48 registers, two blocks a SM, and
+  // it ran slower than re-read (bench/RESULTS.md). Rows of unaligned
+  // tensors, which the launch cannot see, go an element at a time there.
   HeldRanges.clear();
+  HeldPeeledRanges.clear();
   HeldWhen = nullptr;
   if (!ThreadsPinned && Width && CachedCond && !asConstInt(simplifyExpr(Cols))) {
+    auto Within = [&](int64_t Lo, int64_t Hi) {
+      return land(lt(intImm(Lo * RowChainCacheElements), Cols),
+                  le(Cols, intImm(Hi * RowChainCacheElements)));
+    };
+    auto WholeRuns = [&](BinaryOp Op) { return binary(Op, imod(Cols, intImm(Width)), intImm(0)); };
     auto Range = [&](int64_t Lo, int64_t Hi) {
-      return land(land(lt(intImm(Lo * RowChainCacheElements), Cols),
-                       le(Cols, intImm(Hi * RowChainCacheElements))),
-                  binary(BinaryOp::Eq, imod(Cols, intImm(Width)), intImm(0)));
+      return land(Within(Lo, Hi), WholeRuns(BinaryOp::Eq));
     };
     // holdPays only widens at RowChainLongThreads (sharedRows), so the
     // launches that pay are the last ones, and their ranges are one.
     for (int64_t B = Threads * 2; B <= RowChainLongThreads; B *= 2)
-      if (holdPays(B))
+      if (holdPays(B)) {
         HeldRanges.push_back({B, simplifyExpr(Range(B / 2, B))});
-    if (!HeldRanges.empty())
-      HeldWhen = simplifyExpr(Range(HeldRanges.front().first / 2, HeldRanges.back().first));
+        if (PeelCond && sharedRows(B))
+          HeldPeeledRanges.push_back(
+              {B, simplifyExpr(land(Within(B / 2, B), WholeRuns(BinaryOp::Ne)))});
+      }
+    // Where any held launch runs: the whole-runs range, and the peeled
+    // one (all rows there where it is the same).
+    if (!HeldRanges.empty()) {
+      int64_t Lo = HeldRanges.front().first / 2, Hi = HeldRanges.back().first;
+      HeldWhen = Range(Lo, Hi);
+      if (!HeldPeeledRanges.empty()) {
+        int64_t PLo = HeldPeeledRanges.front().first / 2, PHi = HeldPeeledRanges.back().first;
+        HeldWhen = PLo == Lo && PHi == Hi ? Within(Lo, Hi)
+                                          : binary(BinaryOp::Or, HeldWhen, Within(PLo, PHi));
+      }
+      HeldWhen = simplifyExpr(HeldWhen);
+    }
   }
   // Rows of up to 1024 elements that are not whole runs, which the main
   // launch's groups of lanes would re-read in peeled runs: where the chain
@@ -106,6 +128,14 @@ std::vector<LaunchVariant> ChainMapper::rewriteNest(const Stmt &S) {
     plan();
     Out.push_back({"held" + std::to_string(B), build(S->SrcLine, Run)});
     TwoBlocks(Out.back());
+  }
+  for (const auto &[B, When] : HeldPeeledRanges) {
+    Held = B;
+    HeldPeeled = true;
+    plan();
+    Out.push_back({"held" + std::to_string(B) + "_peeled", build(S->SrcLine, Run)});
+    TwoBlocks(Out.back());
+    HeldPeeled = false;
   }
   Held = 0;
   if (PeeledWhen) {

@@ -93,6 +93,12 @@ private:
   int64_t Held = 0;
   std::vector<std::pair<int64_t, Expr>> HeldRanges;
   Expr HeldWhen;
+  /// While a held launch of rows that are not whole runs is built (its
+  /// peeled runs held, no whole-runs version); HeldPeeledRanges: each
+  /// such launch's threads and the sizes where it runs (HeldWhen covers
+  /// them too).
+  bool HeldPeeled = false;
+  std::vector<std::pair<int64_t, Expr>> HeldPeeledRanges;
   /// While the peeled launch is built: groups of lanes only (rows of up to
   /// 32 elements a lane), the row's runs from its first 16-byte boundary
   /// held in registers, read once (its head and tail re-read an element at
