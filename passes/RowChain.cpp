@@ -135,7 +135,7 @@ void ChainMapper::planRuns() {
   // multiple of 4 (every row then starts 8-byte aligned); a row of halves
   // of another length only peeled runs (PeelOnly: every row's head
   // differs), or none where planPeel declines.
-  const bool Peels = (!Held || HeldPeeled) && knobEnabled(F, "peel_rows", true);
+  const bool Peels = (!Held || HeldPeelOnly) && knobEnabled(F, "peel_rows", true);
   bool PeelOnly = false;
   if (!Odd && Narrowest) {
     Width = 16 / Narrowest;
@@ -180,10 +180,7 @@ void ChainMapper::planRuns() {
   ByElementWhy.clear();
   for (const std::string &B : Wide) {
     WideWhy += (WideWhy.empty() ? "" : ", ") + B;
-    bool ByElement = false;
-    for (size_t K = 0; K < PeelByElement.size(); ++K)
-      ByElement |= PeelByElement[K] && static_cast<const LoadNode &>(*Staged[K]).Buffer == B;
-    std::string &Why = ByElement ? ByElementWhy : PeelWhy;
+    std::string &Why = readByElement(B) ? ByElementWhy : PeelWhy;
     Why += (Why.empty() ? "" : ", ") + B;
   }
   for (size_t K = 0; K < Staged.size(); ++K) {
@@ -276,9 +273,9 @@ Stmt ChainMapper::versions(const std::vector<std::string> &Totals, bool WarpEach
                ? ifThen(PeelCond, peeled(Mode::Cached, Totals, Line), Body, Line)
                : Body;
   if (PeelCond && !(WarpEach && PeeledWhen))
-    Body =
-        ifThen(PeelCond, peeled(HeldPeeled ? Mode::Cached : Mode::Wide, Totals, Line), Body, Line);
-  if (HeldPeeled)
+    Body = ifThen(PeelCond, peeled(HeldPeelOnly ? Mode::Cached : Mode::Wide, Totals, Line), Body,
+                  Line);
+  if (HeldPeelOnly)
     return Body;
   if (!WideCond)
     return Body;
@@ -373,7 +370,7 @@ Stmt ChainMapper::build(unsigned Line, const LoopRun &Run) {
   // One launch runs at any sizes: the others' grids are empty where this
   // one's is not.
   Expr Own = Long ? LongWhen : PeeledHeld ? PeeledWhen : nullptr;
-  for (const auto &[B, When] : HeldPeeled ? HeldPeeledRanges : HeldRanges)
+  for (const auto &[B, When] : HeldPeelOnly ? HeldPeelRanges : HeldRanges)
     if (Held == B)
       Own = When;
   Expr Others;

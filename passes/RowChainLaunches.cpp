@@ -63,22 +63,22 @@ std::vector<LaunchVariant> ChainMapper::rewriteNest(const Stmt &S) {
   // them, as a row length known at compile time does (plan): read once,
   // where a block of reduce_threads reads the row in each sweep. Where
   // that pays (holdPays). Rows of whole runs; where rows peel, those that
-  // are not whole runs take a launch of their own (HeldPeeledRanges),
+  // are not whole runs take a launch of their own (HeldPeelRanges),
   // whose peeled held version beside the whole one raised its registers
   // for every row (softmax's held512, 32 -> 48). Only where the row is
   // held in shared memory: held in registers, the peeled runs' offsets
   // took softmax's kernel of 512 to 48 registers, two blocks a SM, and
   // it ran slower than re-read (bench/RESULTS.md). Rows of unaligned
   // tensors, which the launch cannot see, go an element at a time there.
+  auto WholeRuns = [&](BinaryOp Op) { return binary(Op, imod(Cols, intImm(Width)), intImm(0)); };
   HeldRanges.clear();
-  HeldPeeledRanges.clear();
+  HeldPeelRanges.clear();
   HeldWhen = nullptr;
   if (!ThreadsPinned && Width && CachedCond && !asConstInt(simplifyExpr(Cols))) {
     auto Within = [&](int64_t Lo, int64_t Hi) {
       return land(lt(intImm(Lo * RowChainCacheElements), Cols),
                   le(Cols, intImm(Hi * RowChainCacheElements)));
     };
-    auto WholeRuns = [&](BinaryOp Op) { return binary(Op, imod(Cols, intImm(Width)), intImm(0)); };
     auto Range = [&](int64_t Lo, int64_t Hi) {
       return land(Within(Lo, Hi), WholeRuns(BinaryOp::Eq));
     };
@@ -88,7 +88,7 @@ std::vector<LaunchVariant> ChainMapper::rewriteNest(const Stmt &S) {
       if (holdPays(B)) {
         HeldRanges.push_back({B, simplifyExpr(Range(B / 2, B))});
         if (PeelCond && sharedRows(B))
-          HeldPeeledRanges.push_back(
+          HeldPeelRanges.push_back(
               {B, simplifyExpr(land(Within(B / 2, B), WholeRuns(BinaryOp::Ne)))});
       }
     // Where any held launch runs: the whole-runs range, and the peeled
@@ -96,8 +96,8 @@ std::vector<LaunchVariant> ChainMapper::rewriteNest(const Stmt &S) {
     if (!HeldRanges.empty()) {
       int64_t Lo = HeldRanges.front().first / 2, Hi = HeldRanges.back().first;
       HeldWhen = Range(Lo, Hi);
-      if (!HeldPeeledRanges.empty()) {
-        int64_t PLo = HeldPeeledRanges.front().first / 2, PHi = HeldPeeledRanges.back().first;
+      if (!HeldPeelRanges.empty()) {
+        int64_t PLo = HeldPeelRanges.front().first / 2, PHi = HeldPeelRanges.back().first;
         HeldWhen = PLo == Lo && PHi == Hi ? Within(Lo, Hi)
                                           : binary(BinaryOp::Or, HeldWhen, Within(PLo, PHi));
       }
@@ -112,8 +112,8 @@ std::vector<LaunchVariant> ChainMapper::rewriteNest(const Stmt &S) {
   PeeledWhen = nullptr;
   if (!ThreadsPinned && PeelCond && llvm::is_contained(Cached, true) && rereads() &&
       !asConstInt(simplifyExpr(Cols)))
-    PeeledWhen = simplifyExpr(land(le(Cols, intImm(WarpSize * RowChainCacheElements)),
-                                   binary(BinaryOp::Ne, imod(Cols, intImm(Width)), intImm(0))));
+    PeeledWhen = simplifyExpr(
+        land(le(Cols, intImm(WarpSize * RowChainCacheElements)), WholeRuns(BinaryOp::Ne)));
   // Rows held in shared memory leave a thread of 1024 few registers: the
   // launch asks ptxas for the two blocks a SM that holding them there is
   // for (unasked, it may take more registers and leave one).
@@ -129,13 +129,13 @@ std::vector<LaunchVariant> ChainMapper::rewriteNest(const Stmt &S) {
     Out.push_back({"held" + std::to_string(B), build(S->SrcLine, Run)});
     TwoBlocks(Out.back());
   }
-  for (const auto &[B, When] : HeldPeeledRanges) {
+  for (const auto &[B, When] : HeldPeelRanges) {
     Held = B;
-    HeldPeeled = true;
+    HeldPeelOnly = true;
     plan();
     Out.push_back({"held" + std::to_string(B) + "_peeled", build(S->SrcLine, Run)});
     TwoBlocks(Out.back());
-    HeldPeeled = false;
+    HeldPeelOnly = false;
   }
   Held = 0;
   if (PeeledWhen) {

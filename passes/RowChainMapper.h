@@ -94,11 +94,12 @@ private:
   std::vector<std::pair<int64_t, Expr>> HeldRanges;
   Expr HeldWhen;
   /// While a held launch of rows that are not whole runs is built (its
-  /// peeled runs held, no whole-runs version); HeldPeeledRanges: each
+  /// peeled runs held, no whole-runs version; a block per row, unlike
+  /// PeeledHeld's groups of lanes); HeldPeelRanges: each
   /// such launch's threads and the sizes where it runs (HeldWhen covers
   /// them too).
-  bool HeldPeeled = false;
-  std::vector<std::pair<int64_t, Expr>> HeldPeeledRanges;
+  bool HeldPeelOnly = false;
+  std::vector<std::pair<int64_t, Expr>> HeldPeelRanges;
   /// While the peeled launch is built: groups of lanes only (rows of up to
   /// 32 elements a lane), the row's runs from its first 16-byte boundary
   /// held in registers, read once (its head and tail re-read an element at
@@ -145,6 +146,8 @@ private:
   /// an element at a time in the peeled version, beside the others' runs.
   std::vector<bool> PeelByElement;
   bool byElement(size_t K) const { return Peel && K < PeelByElement.size() && PeelByElement[K]; }
+  /// Whether the peeled version reads tensor Buffer by element.
+  bool readByElement(const std::string &Buffer) const;
   /// Whether a tensor read by element is of 4 bytes (layernorm's f32
   /// gamma and beta). A lane reads it 32 bytes apart from the next lane's,
   /// each load of a warp touching 8 cache lines: the peeled launch's warp

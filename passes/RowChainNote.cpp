@@ -25,20 +25,20 @@ std::string ChainMapper::describe(unsigned Line, int64_t Warps) const {
   const char *OnlineWhy = " (the max and the sum of exp(x - max) in one, online)";
   if (!Width && Online)
     How += OnlineWhy;
-  if (PeeledHeld || HeldPeeled || (Width && !WideCond)) {
+  if (PeeledHeld || HeldPeelOnly || (Width && !WideCond)) {
     // Every row this launch takes in runs is peeled: held in the peeled
     // launches, else re-read (a known length that is never whole runs).
     std::string HeldHow =
-        PeeledHeld   ? ", held in registers (" + std::to_string(Width * Runs) + " elements a lane)"
-        : HeldPeeled ? ", held in " + Where + " (" + std::to_string(Block * Width * Runs) +
-                           " elements: " + std::to_string(Width * Runs) + " a thread)"
-                     : "";
+        PeeledHeld ? ", held in registers (" + std::to_string(Width * Runs) + " elements a lane)"
+        : HeldPeelOnly ? ", held in " + Where + " (" + std::to_string(Block * Width * Runs) +
+                             " elements: " + std::to_string(Width * Runs) + " a thread)"
+                       : "";
     How = "runs of " + std::to_string(Width) + " elements from its first 16-byte boundary" +
           (HeldHow.empty() ? "" : HeldHow + ", so it is read once") +
           " (16 bytes, its head and tail an element at a time" + byElementWords() + ", where " +
           PeelWhy + " are aligned; else one element at a time" +
           (HeldHow.empty() ? ")" : ", re-read)");
-    if (!PeeledHeld && !HeldPeeled && PerBlock)
+    if (!PeeledHeld && !HeldPeelOnly && PerBlock)
       How += ", re-read in each phase" + std::string(Online ? OnlineWhy : "");
     if (PeeledHeld && byElementWide() && llvm::is_contained(LaneGroups, WarpSize))
       How += "; in a warp a row, one element at a time, re-read (4-byte " + ByElementWhy +
@@ -85,39 +85,39 @@ std::string ChainMapper::describe(unsigned Line, int64_t Warps) const {
       (PerBlock && Warps > 1 ? ", in a block the warp totals through shared memory, one barrier"
                              : "");
   if (!Long && !Held && !PeeledHeld)
-    remark(
-        "row-chain", Line,
-        "took it: " + std::to_string(Phases.size()) + " phases, " + Mapping +
-            (CachedCond ? ", the row held in " + Where + " when it fits" : "") +
-            (Online ? ", a max and the sum of exp(x - max) in one sweep (online)" : "") +
-            (PeelCond ? WideCond ? ", rows of other lengths peeled" : ", rows peeled" : "") +
-            (PeeledWhen ? "; rows of up to " + std::to_string(WarpSize * RowChainCacheElements) +
-                              " elements not in whole runs: a launch that holds their runs "
-                              "from the first 16-byte boundary"
-                        : "") +
-            (LongWhen
-                 ? "; up to " + std::to_string(RowChainFewRows) + " rows of over " +
-                       std::to_string(RowChainLongThreads * RowChainCacheElements) + " elements" +
-                       std::string(Width && rereads() ? " (any number in whole runs)" : "") +
-                       ": a launch of " + std::to_string(RowChainLongThreads) + " threads a row"
-                 : "") +
-            (HeldWhen
-                 ? "; rows of " +
-                       std::to_string(HeldRanges.front().first / 2 * RowChainCacheElements + 1) +
-                       " to " + std::to_string(HeldRanges.back().first * RowChainCacheElements) +
-                       " elements in whole runs: a launch of the fewest threads a row that "
-                       "hold them"
-                 : "") +
-            (HeldPeeledRanges.empty()
-                 ? ""
-                 : "; rows of " +
-                       std::to_string(HeldPeeledRanges.front().first / 2 * RowChainCacheElements +
-                                      1) +
-                       " to " +
-                       std::to_string(HeldPeeledRanges.back().first * RowChainCacheElements) +
-                       " elements not in whole runs: a launch of " +
-                       std::to_string(HeldPeeledRanges.back().first) +
-                       " threads a row that holds their runs from the first 16-byte boundary"));
+    remark("row-chain", Line,
+           "took it: " + std::to_string(Phases.size()) + " phases, " + Mapping +
+               (CachedCond ? ", the row held in " + Where + " when it fits" : "") +
+               (Online ? ", a max and the sum of exp(x - max) in one sweep (online)" : "") +
+               (PeelCond ? WideCond ? ", rows of other lengths peeled" : ", rows peeled" : "") +
+               (PeeledWhen ? "; rows of up to " + std::to_string(WarpSize * RowChainCacheElements) +
+                                 " elements not in whole runs: a launch that holds their runs "
+                                 "from the first 16-byte boundary"
+                           : "") +
+               (LongWhen
+                    ? "; up to " + std::to_string(RowChainFewRows) + " rows of over " +
+                          std::to_string(RowChainLongThreads * RowChainCacheElements) +
+                          " elements" +
+                          std::string(Width && rereads() ? " (any number in whole runs)" : "") +
+                          ": a launch of " + std::to_string(RowChainLongThreads) + " threads a row"
+                    : "") +
+               (HeldWhen
+                    ? "; rows of " +
+                          std::to_string(HeldRanges.front().first / 2 * RowChainCacheElements + 1) +
+                          " to " + std::to_string(HeldRanges.back().first * RowChainCacheElements) +
+                          " elements in whole runs: a launch of the fewest threads a row that "
+                          "hold them"
+                    : "") +
+               (HeldPeelRanges.empty()
+                    ? ""
+                    : "; rows of " +
+                          std::to_string(HeldPeelRanges.front().first / 2 * RowChainCacheElements +
+                                         1) +
+                          " to " +
+                          std::to_string(HeldPeelRanges.back().first * RowChainCacheElements) +
+                          " elements not in whole runs: a launch of " +
+                          std::to_string(HeldPeelRanges.back().first) +
+                          " threads a row that holds their runs from the first 16-byte boundary"));
   return What;
 }
 

@@ -31,6 +31,13 @@ Expr ChainMapper::conjuncts(const Expr &E, const std::function<bool(const Expr &
   return Keep(E) ? E : nullptr;
 }
 
+bool ChainMapper::readByElement(const std::string &Buffer) const {
+  for (size_t K = 0; K < PeelByElement.size(); ++K)
+    if (PeelByElement[K] && static_cast<const LoadNode &>(*Staged[K]).Buffer == Buffer)
+      return true;
+  return false;
+}
+
 Expr ChainMapper::runSizes() const {
   if (PeelCond)
     return nullptr;
@@ -79,14 +86,9 @@ void ChainMapper::planPeel() {
   // WideCond's alignment tests, without its whole-runs ones, nor those of
   // the tensors read an element at a time.
   PeelCond = conjuncts(WideCond, [&](const Expr &E) {
-    if (!isAlignmentTest(E))
-      return false;
-    const std::string &B =
-        static_cast<const LoadNode &>(*static_cast<const CallNode &>(*E).Args[0]).Buffer;
-    for (size_t K = 0; K < Staged.size(); ++K)
-      if (PeelByElement[K] && static_cast<const LoadNode &>(*Staged[K]).Buffer == B)
-        return false;
-    return true;
+    return isAlignmentTest(E) &&
+           !readByElement(
+               static_cast<const LoadNode &>(*static_cast<const CallNode &>(*E).Args[0]).Buffer);
   });
   if (!PeelCond)
     return;
