@@ -417,10 +417,17 @@ private:
     case ast::Callee::Sigmoid: V.F = 1.0 / (1.0 + std::exp(-X)); D = V.F * (1.0 - V.F); break;
     // max(x, 0) as fmaxf computes it: a NaN operand yields the other one.
     case ast::Callee::Relu: V.F = std::fmax(X, 0.0); D = X > 0 ? 1.0 : 0.0; break;
-    case ast::Callee::Gelu:
-      V.F = 0.5 * X * (1.0 + std::erf(X / std::sqrt(2.0)));
-      D = 0.5 * (1.0 + std::erf(X / std::sqrt(2.0))) + X * std::exp(-0.5 * X * X) / std::sqrt(2.0 * Pi);
-      break;
+    case ast::Callee::Gelu: {
+      double E = std::erf(X / std::sqrt(2.0));
+      V.F = 0.5 * X * (1.0 + E);
+      D = 0.5 * (1.0 + E) + X * std::exp(-0.5 * X * X) / std::sqrt(2.0 * Pi);
+      // x (1 + erf) cancels where x < 0: a kernel rounds erf to its dtype,
+      // an error relative to 1 that x / 2 scales, so the terms are
+      // x / 2 and x erf / 2 however small their sum (gelu(-10) is 1e-22).
+      V.S = throughFunction(V.F, D, Args[0]) +
+            0.5 * std::fabs(X) * (1.0 + std::fabs(E) - std::fabs(1.0 + E));
+      return V;
+    }
     case ast::Callee::Erf: V.F = std::erf(X); D = 2.0 / std::sqrt(Pi) * std::exp(-X * X); break;
     case ast::Callee::Abs: V.F = std::fabs(X); D = 1.0; break;
     case ast::Callee::Pow: {

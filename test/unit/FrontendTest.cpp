@@ -217,4 +217,15 @@ TEST(FrontendTest, ReferenceScalesFollowCancellation) {
   EXPECT_DOUBLE_EQ(Sum.Terms["S"][0], 6.0);
   EXPECT_DOUBLE_EQ(Sum.Out["E"].Values[0], 1.0);
   EXPECT_DOUBLE_EQ(Sum.Terms["E"][0], 1.0 + 1.0 * 6.0);
+
+  // gelu(x) = x (1 + erf(x / sqrt 2)) / 2 cancels for x < 0, where a
+  // kernel's f32 erf rounds to -1 and gives -0: the scale is x's own size
+  // there (not the value's, 1e-22 at -10), and the value's where x > 0.
+  Evaluated Gelu = evaluate("kernel k(X: f32[N]) -> (Y: f32[N]) {\n"
+                            "  Y[i] = gelu(X[i])\n"
+                            "}\n",
+                            {{"N", 2}}, {{"X", {-10.0, 3.0}}});
+  EXPECT_LT(std::fabs(Gelu.Out["Y"].Values[0]), 1e-20);
+  EXPECT_NEAR(Gelu.Terms["Y"][0], 10.0, 1e-12);
+  EXPECT_DOUBLE_EQ(Gelu.Terms["Y"][1], std::fabs(Gelu.Out["Y"].Values[1]));
 }
