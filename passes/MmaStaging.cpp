@@ -124,6 +124,13 @@ Expr MmaOperandStage::stagedRow(const Expr &R, bool Wide) const {
   return add(R, mul(c(6), sub(imod(idiv(R, c(2)), c(2)), imod(idiv(R, c(8)), c(2)))));
 }
 
+Expr MmaOperandStage::tileColumn(const Expr &Tile, const Expr &Col) const {
+  if (!BytePairs)
+    return add(mul(Tile, c(8)), Col);
+  // Tile 2p's column c is the warp's 16 p + 2 c, tile 2p + 1's the next.
+  return add(add(mul(idiv(Tile, c(2)), c(16)), mul(Col, c(2))), imod(Tile, c(2)));
+}
+
 std::vector<Expr> MmaOperandStage::at(const Expr &Stage, const Expr &Row, const Expr &Col) const {
   if (!Panel)
     return {Stage, Row, Col};
@@ -283,7 +290,7 @@ Stmt MmaOperandStage::loadFragments(NameTable &Names, const MmaSchedule &S, cons
   int64_t Tiles = IsA ? O.WX / 16 : O.WX / 8; // A: m16 tiles; B: n8 tiles
   Expr L = var(Lane), K0 = mul(KK, c(mmaShapeK(Shape)));
   auto At = [&](const Expr &X, const Expr &K) { return KF ? O.at(Stage, X, K) : O.at(Stage, K, X); };
-  if (usesLdMatrix(S) && BytePairs) {
+  if (BytePairs) {
     // ldmatrix x4 .trans over byte pairs per two n8 tiles (16 columns):
     // matrix q's row r is k 16 (q / 2) + 2 (q % 2) + 4 (r / 2) + r % 2, so
     // a lane's 4 bytes of a column are k rows 4 (l % 4) to 4 (l % 4) + 3 of

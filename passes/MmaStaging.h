@@ -87,6 +87,9 @@ struct MmaOperandStage {
   /// the rows in order, the cost of the permutation in each address
   /// outgrowing its registers).
   ir::Expr stagedRow(const ir::Expr &R, bool Wide) const;
+  /// The warp's output column of column Col of its n8 mma tile Tile (a
+  /// B side's): Tile * 8 + Col, or interleaved in pairs where BytePairs.
+  ir::Expr tileColumn(const ir::Expr &Tile, const ir::Expr &Col) const;
   /// The copy of k tile KTile into stage Stage by all threads (TX, of
   /// S.threads()): cp.async if Wide, else one guarded element at a time.
   ir::Stmt copy(NameTable &Names, const MmaSchedule &S, const std::string &TX,

@@ -209,10 +209,7 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
       Out = Lines->rewrite(Out, var(I), var(J), var(E));
     }
     auto [Row, Col] = fragmentPosExpr(Shape, MmaOperand::C, var(Lane), var(E));
-    // Paired: tile 2p's column c is the warp's 16 p + 2 c, tile 2p + 1's the next.
-    Expr InM = add(mul(var(I), c(16)), Row),
-         InN = Paired ? add(add(mul(idiv(var(J), c(2)), c(16)), mul(Col, c(2))), imod(var(J), c(2)))
-                      : add(mul(var(J), c(8)), Col);
+    Expr InM = add(mul(var(I), c(16)), Row), InN = ColSide.tileColumn(var(J), Col);
     Expr GM = add(add(Sides[0].BlockOffset, Sides[0].WarpOffset), InM);
     Expr GN = add(add(ColSide.BlockOffset, ColSide.WarpOffset), InN);
     if (Staged)
