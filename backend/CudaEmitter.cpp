@@ -1369,6 +1369,15 @@ void FuncEmitter::emitStmt(const Stmt &S, ExprWriter &W, bool Last) {
       return;
     }
     std::string Dst = R.Buf ? W.element(*R.Buf, N.Indices) : cName(N.Buffer) + "[0]";
+    // tf32(x) into an mma's fragment needs only the bits the tensor core reads.
+    if (R.Buf && R.Buf->Scope == MemScope::Fragment && R.Buf->Type == DType::TF32 &&
+        N.Value->Kind == ExprKind::Cast && N.Value->Type == DType::TF32) {
+      const Expr &A = static_cast<const CastNode &>(*N.Value).A;
+      if (A->Type == DType::F32) {
+        line() << Dst << " = tdsl_tf32_operand(" << W.str(A) << ");\n";
+        return;
+      }
+    }
     const Expr &V =
         R.RoundAtStore ? static_cast<const CastNode &>(*N.Value).A : N.Value; // f32, unrounded
     line() << Dst << " = " << W.str(V) << ";\n";
@@ -1500,10 +1509,14 @@ void FuncEmitter::emitStmt(const Stmt &S, ExprWriter &W, bool Last) {
     std::string Regs = W.registers(D, N.DstIndices);
     if (!isPacked(D))
       Regs = "reinterpret_cast<uint32_t *>(" + Regs + ")";
-    line() << "tdsl_ldmatrix<" << N.Count << ", " << (N.Trans ? "true" : "false") << ">(" << Regs
-           << ", &" << W.element(Src, N.SrcIndices) << ");\n";
+    if (N.Trans && dtypeBytes(Src.Type) == 1)
+      line() << "tdsl_ldmatrix_bytes_trans<" << N.Count << ">(" << Regs << ", &"
+             << W.element(Src, N.SrcIndices) << ");\n";
+    else
+      line() << "tdsl_ldmatrix<" << N.Count << ", " << (N.Trans ? "true" : "false") << ">(" << Regs
+             << ", &" << W.element(Src, N.SrcIndices) << ");\n";
     if (D.Type == DType::TF32 && Src.Type == DType::F32) // rounds, as tf32(x)
-      line() << "tdsl_round_tf32<" << N.Count << ">(" << W.registers(D, N.DstIndices) << ");\n";
+      line() << "tdsl_tf32_operands<" << N.Count << ">(" << W.registers(D, N.DstIndices) << ");\n";
     return;
   }
   case StmtKind::Launch:

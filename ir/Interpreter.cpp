@@ -1558,10 +1558,19 @@ bool Interpreter::execLdMatrix(CStmt &S, const LaneList &Act) {
         for (int64_t E = 0; E < PerLane; ++E) {
           // Without trans: row Lane / 4, the lane's 4 bytes of it. With
           // trans (16-bit elements): column Lane / 4, rows 2 (Lane % 4) + E.
+          // With trans on bytes (pairs): column 2 (Lane / 4) + Q, then rows
+          // 2 (Lane % 4) + H of each matrix in turn, Q outermost.
           int64_t Row = N.Trans ? 2 * (Lane % 4) + E : Lane / 4;
           int64_t Col = N.Trans ? Lane / 4 : (Lane % 4) * PerLane + E;
-          int64_t Pos = position(D, Off + M * PerLane + E, L);
-          if (!checkWrite(D, Off + M * PerLane + E, Pos, L))
+          int64_t To = M * PerLane + E;
+          if (N.Trans && Bytes == 1) {
+            int64_t Q = E / 2, H = E % 2;
+            Row = 2 * (Lane % 4) + H;
+            Col = 2 * (Lane / 4) + Q;
+            To = Q * 2 * S.Count + M * 2 + H;
+          }
+          int64_t Pos = position(D, Off + To, L);
+          if (!checkWrite(D, Off + To, Pos, L))
             return false;
           const Value &V = Rows[(M * 8 + Row) * PerRow + Col];
           D.Data[Pos] = D.Type == Src.Type ? V : castValue(V, Src.Type, D.Type);

@@ -687,8 +687,9 @@ void Verifier::checkLdMatrix(const LdMatrixNode &N, const Stmt &S) {
   // f32 into tf32 rounds, as tf32(x) does; otherwise the bits move as they are.
   if (D->Type != Src->Type && !(D->Type == DType::TF32 && Src->Type == DType::F32))
     fail("ldmatrix from " + dtypeName(Src->Type) + " into " + dtypeName(D->Type), S);
-  if (N.Trans && dtypeBytes(Src->Type) != 2)
-    fail("ldmatrix trans moves 16-bit elements, not " + dtypeName(Src->Type), S);
+  if (N.Trans && dtypeBytes(Src->Type) > 2)
+    fail("ldmatrix trans moves 16-bit elements (8-bit ones in pairs), not " + dtypeName(Src->Type),
+         S);
   if (dtypeBytes(Src->Type) > 4 || Src->Type == DType::Bool)
     fail("ldmatrix of " + dtypeName(Src->Type) + " elements", S);
 }

@@ -22,7 +22,7 @@ MmaKLoop::MmaKLoop(NameTable &Names, const MmaSchedule &S, const MmaContraction 
 Stmt MmaKLoop::loadAll(int64_t Buf, const Expr &Stage, const Expr &KK) {
   std::vector<Stmt> Out;
   for (const MmaOperandStage &O : M.Sides)
-    Out.push_back(O.loadFragments(Names, S, Lane, c(Buf), Stage, KK, Line));
+    Out.push_back(O.loadFragments(Names, S, Lane, c(Buf), Stage, KK, Wide, Line));
   return block(std::move(Out));
 }
 
@@ -253,6 +253,7 @@ bool MmaKLoop::pipelined(bool Wide) const {
 }
 
 Stmt MmaKLoop::build(const Expr &Tiles, bool Wide) {
+  this->Wide = Wide;
   if (pipelined(Wide))
     return pipelinedLoop(Tiles, Wide);
   auto Commit = [&] { return std::make_shared<AsyncCommitNode>(Line); };

@@ -64,6 +64,7 @@ private:
   ir::Expr KFirst;
   unsigned Line;
   int64_t Steps; ///< mma k steps per k tile
+  bool Wide = true; ///< the version being built: cp.async copies, or guarded
 
   /// Every operand's fragments for k step KK of stage Stage, into
   /// fragment buffer Buf.

@@ -161,20 +161,26 @@ std::string fragmentNote(const std::vector<MmaOperandStage> &Sides, size_t A, si
   const MmaOperandStage &SA = Sides[A], &SB = Sides[B];
   bool LdA = SA.usesLdMatrix(S), LdB = SB.usesLdMatrix(S);
   bool TransA = LdA && !SA.Op->KFastest, TransB = LdB && !SB.Op->KFastest;
+  std::string Pairs = SB.BytePairs ? "over byte pairs, regrouped by column with prmt: each two "
+                                     "mma tiles take alternate columns"
+                                   : "";
   if (LdA && LdB)
     return "; fragments by ldmatrix" +
            std::string(TransA || TransB
                            ? std::string(" (.trans for ") + (TransA ? "A" : "") +
                                  (TransA && TransB ? " and " : "") + (TransB ? "B" : "") +
-                                 ": the contiguous index is not k)"
+                                 ": the contiguous index is not k" +
+                                 (Pairs.empty() ? "" : "; " + Pairs) + ")"
                            : "");
   if (!S.LdMatrix)
     return "; fragments by one shared load per element";
   return std::string("; ") +
          (LdA   ? "A's fragments by ldmatrix, B's"
-          : LdB ? "B's fragments by ldmatrix, A's"
+          : LdB ? "B's fragments by ldmatrix" + (Pairs.empty() ? "" : " (.trans " + Pairs + ")") +
+                      ", A's"
                 : "fragments") +
-         " by one shared load per element (ldmatrix.trans moves only 16-bit elements)";
+         " by one shared load per element (ldmatrix.trans moves only 16-bit elements, or B's "
+         "bytes in pairs)";
 }
 
 std::string mmaLaunchNote(const MmaContraction &M, const MmaSchedule &S, bool WideTwice,

@@ -43,7 +43,7 @@ int64_t worstPhase(int64_t Rows, int64_t Cols, int64_t E, const Swizzle &Swz, bo
 /// copy moves consecutive elements (8 of 16 bits); the swizzle (from the bank model)
 /// XORs the 16-byte chunk with the row so that the 8 rows of an ldmatrix
 /// phase fall in 8 bank groups, which keeps the copies' phases free too.
-void MmaOperandStage::layout(const Func &F, const MmaSchedule &S, bool Engine) {
+void MmaOperandStage::layout(const Func &F, const MmaSchedule &S, bool Engine, bool Pairs) {
   MmaOperandStage &O = *this;
   O.BX = IsA ? S.BlockM : S.BlockN;
   O.WX = IsA ? S.WarpM : S.WarpN;
@@ -62,6 +62,8 @@ void MmaOperandStage::layout(const Func &F, const MmaSchedule &S, bool Engine) {
       O.Aligned = land(binary(BinaryOp::Eq, imod(T->Shape.back(), c(E)), c(0)), O.Aligned);
   }
   int64_t Chunks = O.Cols / E;
+  O.BytePairs = Pairs && !IsA && !O.Op->KFastest && E == 16 && S.LdMatrix && !Engine &&
+                O.WX % 16 == 0 && S.TileK % 32 == 0;
   O.Swz = Swizzle();
   O.SwzNote.clear();
   if (Engine) {
@@ -109,6 +111,24 @@ void MmaOperandStage::layout(const Func &F, const MmaSchedule &S, bool Engine) {
               " wavefronts unswizzled and " + std::to_string(ReadAfter) +
               " swizzled; the 16-byte copies take " + std::to_string(CopyAfter) + " (" +
               std::to_string(CopyBefore) + " unswizzled)";
+  if (O.BytePairs)
+    O.SwzNote += "; k rows staged with bits 1 and 3 swapped, so that those of a phase of the "
+                 "byte-pair ldmatrix are 8 consecutive ones (the guarded copies keep them in "
+                 "order: two rows a bank group)";
+}
+
+Expr MmaOperandStage::stagedRow(const Expr &R, bool Wide) const {
+  if (!BytePairs || !Wide)
+    return R;
+  // Bits 1 and 3 swapped: R + 6 (bit 1 - bit 3).
+  return add(R, mul(c(6), sub(imod(idiv(R, c(2)), c(2)), imod(idiv(R, c(8)), c(2)))));
+}
+
+Expr MmaOperandStage::tileColumn(const Expr &Tile, const Expr &Col) const {
+  if (!BytePairs)
+    return add(mul(Tile, c(8)), Col);
+  // Tile 2p's column c is the warp's 16 p + 2 c, tile 2p + 1's the next.
+  return add(add(mul(idiv(Tile, c(2)), c(16)), mul(Col, c(2))), imod(Tile, c(2)));
 }
 
 std::vector<Expr> MmaOperandStage::at(const Expr &Stage, const Expr &Row, const Expr &Col) const {
@@ -211,7 +231,7 @@ Stmt MmaOperandStage::copy(NameTable &Names, const MmaSchedule &S, const std::st
     Expr Src = substitute(O.Op->Load, O.XLoop->Var, fromMin(O.XLoop->Min, X));
     Src = substitute(Src, Red->Var, fromMin(Red->Min, K));
     return std::make_tuple(Src, land(lt(X, O.XLoop->Extent), lt(K, Red->Extent)),
-                           O.at(Stage, var(R), At));
+                           O.at(Stage, O.stagedRow(var(R), Wide), At));
   };
   // Work item Q of the thread's copies: a 16-byte chunk, or an element.
   bool Bytes = !Wide && dtypeBytes(O.Op->Type) == 1;
@@ -258,17 +278,36 @@ Stmt MmaOperandStage::copy(NameTable &Names, const MmaSchedule &S, const std::st
 
 /// 4. The warp's fragments for k step KK of the staged tile: ldmatrix x4
 /// per 16 rows of 32 bytes (with .trans when the contiguous index is not
-/// k), or one shared load per element by the ISA's layout where ldmatrix is
-/// off or cannot transpose (32- and 8-bit elements). An f32 tile feeding
+/// k; over byte pairs for B's bytes, BytePairs), or one shared load per
+/// element by the ISA's layout where ldmatrix is off or cannot transpose
+/// (32-bit elements, A's bytes). An f32 tile feeding
 /// tf32 fragments is rounded on the way (ldmatrix into tf32 rounds too).
 Stmt MmaOperandStage::loadFragments(NameTable &Names, const MmaSchedule &S, const std::string &Lane,
-                                    const Expr &Buf, const Expr &Stage, const Expr &KK,
+                                    const Expr &Buf, const Expr &Stage, const Expr &KK, bool Wide,
                                     unsigned Line) const {
   const MmaOperandStage &O = *this;
   bool KF = O.Op->KFastest;
   int64_t Tiles = IsA ? O.WX / 16 : O.WX / 8; // A: m16 tiles; B: n8 tiles
   Expr L = var(Lane), K0 = mul(KK, c(mmaShapeK(Shape)));
   auto At = [&](const Expr &X, const Expr &K) { return KF ? O.at(Stage, X, K) : O.at(Stage, K, X); };
+  if (BytePairs) {
+    // ldmatrix x4 .trans over byte pairs per two n8 tiles (16 columns):
+    // matrix q's row r is k 16 (q / 2) + 2 (q % 2) + 4 (r / 2) + r % 2, so
+    // a lane's 4 bytes of a column are k rows 4 (l % 4) to 4 (l % 4) + 3 of
+    // the k step's first 16 (matrices 0, 1) and its second (2, 3); staged
+    // (stagedRow), that row is 8 q + r with r's bits 1 and 2 swapped. The
+    // guarded version's rows stay in order (two rows a bank group).
+    std::string T = Names.fresh("j");
+    Expr Q = idiv(L, c(8)), R = imod(L, c(8));
+    Expr Bit0 = imod(R, c(2)), Bit1 = imod(idiv(R, c(2)), c(2)), Bit2 = idiv(R, c(4));
+    Expr Row = Wide ? add(add(K0, mul(Q, c(8))), add(Bit0, add(mul(Bit2, c(2)), mul(Bit1, c(4)))))
+                    : add(add(K0, add(mul(idiv(Q, c(2)), c(16)), mul(imod(Q, c(2)), c(2)))),
+                          add(mul(idiv(R, c(2)), c(4)), Bit0));
+    Expr X = add(WarpOffset, mul(var(T), c(16)));
+    Stmt Ld = std::make_shared<LdMatrixNode>(
+        4, true, O.Frag, std::vector<Expr>{Buf, mul(var(T), c(2)), c(0)}, O.Tile, At(X, Row), Line);
+    return unrolled(T, Tiles / 2, Ld, Line);
+  }
   if (!usesLdMatrix(S)) {
     std::string T = Names.fresh(IsA ? "i" : "j"), E = Names.fresh("e");
     Expr Ev = var(E);

@@ -44,6 +44,14 @@ struct MmaOperandStage {
   /// box of rows of at most 128 bytes in the engine's swizzle. 0: the
   /// tile is [stages][Rows][Cols].
   int64_t Panel = 0;
+  /// B's byte fragments where n is contiguous: ldmatrix .trans over byte
+  /// pairs, regrouped by column (ir/IR.md), gives a lane 4 k rows of two
+  /// columns, so each pair of the warp's mma tiles takes alternate columns
+  /// (tile 2p column c is the warp's column 16 p + 2 c, tile 2p + 1 the
+  /// next); the tile's k rows are staged with bits 1 and 3 swapped, so that
+  /// an ldmatrix phase's rows (k 0, 1, 4, 5, 10, 11, 14, 15 and the like)
+  /// are 8 consecutive rows, in 8 bank groups under the swizzle.
+  bool BytePairs = false;
 
   /// Why the copy engine cannot fill this operand's tile under schedule S
   /// in function F ("" if it can): the operand must be a global tensor
@@ -64,22 +72,32 @@ struct MmaOperandStage {
                       const std::string &Bar, unsigned Line) const;
 
   /// Rows, Cols, the alignment test and the swizzle, for schedule S; the
-  /// engine's panels and swizzle when Engine.
-  void layout(const ir::Func &F, const MmaSchedule &S, bool Engine);
+  /// engine's panels and swizzle when Engine; BytePairs where it applies
+  /// and Pairs allows it.
+  void layout(const ir::Func &F, const MmaSchedule &S, bool Engine, bool Pairs = true);
   /// Elements of the tile per 16 bytes: one cp.async, one ldmatrix row.
   int64_t chunk() const { return 16 / dtypeBytes(Op->Type); }
-  /// Whether the fragments come by ldmatrix: asked for, and k contiguous
-  /// or 16-bit elements (.trans moves only those).
+  /// Whether the fragments come by ldmatrix: asked for, and k contiguous,
+  /// or 16-bit elements (.trans), or B's bytes in pairs (BytePairs).
   bool usesLdMatrix(const MmaSchedule &S) const {
-    return S.LdMatrix && (Op->KFastest || dtypeBytes(Op->Type) == 2);
+    return S.LdMatrix && (Op->KFastest || dtypeBytes(Op->Type) == 2 || BytePairs);
   }
+  /// The tile's row of k-tile row R in the version of 16-byte copies (R
+  /// itself unless BytePairs; the guarded version's element copies keep
+  /// the rows in order, the cost of the permutation in each address
+  /// outgrowing its registers).
+  ir::Expr stagedRow(const ir::Expr &R, bool Wide) const;
+  /// The warp's output column of column Col of its n8 mma tile Tile (a
+  /// B side's): Tile * 8 + Col, or interleaved in pairs where BytePairs.
+  ir::Expr tileColumn(const ir::Expr &Tile, const ir::Expr &Col) const;
   /// The copy of k tile KTile into stage Stage by all threads (TX, of
   /// S.threads()): cp.async if Wide, else one guarded element at a time.
   ir::Stmt copy(NameTable &Names, const MmaSchedule &S, const std::string &TX,
                 const ir::Expr &KTile, const ir::Expr &Stage, bool Wide, unsigned Line) const;
-  /// The warp's fragments for k step KK of stage Stage into buffer Buf.
+  /// The warp's fragments for k step KK of stage Stage into buffer Buf,
+  /// in the version of 16-byte copies (Wide) or guarded ones.
   ir::Stmt loadFragments(NameTable &Names, const MmaSchedule &S, const std::string &Lane,
-                         const ir::Expr &Buf, const ir::Expr &Stage, const ir::Expr &KK,
+                         const ir::Expr &Buf, const ir::Expr &Stage, const ir::Expr &KK, bool Wide,
                          unsigned Line) const;
 };
 

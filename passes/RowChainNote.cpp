@@ -84,6 +84,11 @@ std::string ChainMapper::describe(unsigned Line, int64_t Warps) const {
       How + "; each reduction: shfl_xor butterflies" +
       (PerBlock && Warps > 1 ? ", in a block the warp totals through shared memory, one barrier"
                              : "");
+  // "; rows of A to B": the lengths a list of held launches takes.
+  auto RowsOf = [](const std::vector<std::pair<int64_t, Expr>> &Ranges) {
+    return "; rows of " + std::to_string(Ranges.front().first / 2 * RowChainCacheElements + 1) +
+           " to " + std::to_string(Ranges.back().first * RowChainCacheElements);
+  };
   if (!Long && !Held && !PeeledHeld)
     remark("row-chain", Line,
            "took it: " + std::to_string(Phases.size()) + " phases, " + Mapping +
@@ -101,21 +106,13 @@ std::string ChainMapper::describe(unsigned Line, int64_t Warps) const {
                           std::string(Width && rereads() ? " (any number in whole runs)" : "") +
                           ": a launch of " + std::to_string(RowChainLongThreads) + " threads a row"
                     : "") +
-               (HeldWhen
-                    ? "; rows of " +
-                          std::to_string(HeldRanges.front().first / 2 * RowChainCacheElements + 1) +
-                          " to " + std::to_string(HeldRanges.back().first * RowChainCacheElements) +
-                          " elements in whole runs: a launch of the fewest threads a row that "
-                          "hold them"
-                    : "") +
+               (HeldWhen ? RowsOf(HeldRanges) +
+                               " elements in whole runs: a launch of the fewest threads a row "
+                               "that hold them"
+                         : "") +
                (HeldPeelRanges.empty()
                     ? ""
-                    : "; rows of " +
-                          std::to_string(HeldPeelRanges.front().first / 2 * RowChainCacheElements +
-                                         1) +
-                          " to " +
-                          std::to_string(HeldPeelRanges.back().first * RowChainCacheElements) +
-                          " elements not in whole runs: a launch of " +
+                    : RowsOf(HeldPeelRanges) + " elements not in whole runs: a launch of " +
                           std::to_string(HeldPeelRanges.back().first) +
                           " threads a row that holds their runs from the first 16-byte boundary"));
   return What;

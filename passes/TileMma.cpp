@@ -91,6 +91,22 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
       O.Tile = Names.fresh(O.tensor() + "_tile");
       O.layout(F, GS, false);
     }
+  // B's bytes in pairs interleave the accumulators' columns: the epilogue
+  // reads them one way, so every B side of both versions takes them so, or
+  // none does.
+  auto AllPaired = [](const std::vector<MmaOperandStage> &Ss) {
+    return std::all_of(Ss.begin(), Ss.end(),
+                       [](const MmaOperandStage &O) { return O.IsA || O.BytePairs; });
+  };
+  const bool Paired = AllPaired(Sides) && AllPaired(MG.Sides);
+  if (!Paired) {
+    for (MmaOperandStage &O : Sides)
+      if (O.BytePairs)
+        O.layout(F, S, Engine, false);
+    for (MmaOperandStage &O : MG.Sides)
+      if (O.BytePairs)
+        O.layout(F, GS, false, false);
+  }
 
   // 7. The accumulators start as the nest's init; then the k loop.
   std::vector<Stmt> Body;
@@ -193,7 +209,7 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
       Out = Lines->rewrite(Out, var(I), var(J), var(E));
     }
     auto [Row, Col] = fragmentPosExpr(Shape, MmaOperand::C, var(Lane), var(E));
-    Expr InM = add(mul(var(I), c(16)), Row), InN = add(mul(var(J), c(8)), Col);
+    Expr InM = add(mul(var(I), c(16)), Row), InN = ColSide.tileColumn(var(J), Col);
     Expr GM = add(add(Sides[0].BlockOffset, Sides[0].WarpOffset), InM);
     Expr GN = add(add(ColSide.BlockOffset, ColSide.WarpOffset), InN);
     if (Staged)

@@ -350,11 +350,17 @@ std::string ldmatrixKernel(const LdmCase &L, const LdmOptions &O) {
 /// Mat (Figure 104: "a group of four threads loads an entire row", thread
 /// 4r + c the c-th 4 bytes of row r; with .trans the matrix is read
 /// column-major, so the same lane gets column Lane / 4 of rows
-/// 2 * (Lane % 4) and 2 * (Lane % 4) + 1).
+/// 2 * (Lane % 4) and 2 * (Lane % 4) + 1). On bytes, .trans moves pairs:
+/// byte J of the lane's 4 of a matrix is row 2 * (Lane % 4) + J % 2 at
+/// column 2 * (Lane / 4) + J / 2, and the lane's bytes are regrouped by
+/// column (ir/IR.md).
 double ldmatrixExpected(const LdmCase &L, const LdmOptions &O, int W, int Q, int Mat, int Lane,
                         int J) {
   int64_t R, C;
-  if (!O.Trans) {
+  if (O.Trans && L.Bytes == 1) {
+    R = tileRow(W, Mat, 2 * (Lane % 4) + J % 2);
+    C = tileCol(L, Q, Mat) + 2 * (Lane / 4) + J / 2;
+  } else if (!O.Trans) {
     R = tileRow(W, Mat, Lane / 4);
     C = tileCol(L, Q, Mat) + (Lane % 4) * perLane(L) + J;
   } else {
@@ -379,7 +385,9 @@ void checkLdMatrix(const LdmCase &L, const LdmOptions &O) {
       for (int Lane = 0; Lane < 32; ++Lane)
         for (int Mat = 0; Mat < O.Count; ++Mat)
           for (int J = 0; J < perLane(L); ++J) {
-            int E = Mat * perLane(L) + J;
+            // Bytes by .trans: regrouped by column, then matrix, then row.
+            int E = O.Trans && L.Bytes == 1 ? J / 2 * 2 * O.Count + Mat * 2 + J % 2
+                                            : Mat * perLane(L) + J;
             ASSERT_EQ(Out[((32 * W + Lane) * O.Groups + Q) * N + E],
                       ldmatrixExpected(L, O, W, Q, Mat, Lane, J))
                 << L.Type << " x" << O.Count << (O.Trans ? " trans" : "") << ": warp " << W
@@ -470,6 +478,19 @@ TEST(TensorCoreLdMatrix, I8AndF32) {
     checkLdMatrix(LdmI8, O);
     checkLdMatrix(LdmF32, O);
   }
+}
+
+// With .trans, bytes move in pairs (the b16 elements) and each lane's are
+// regrouped by column: an i8 B fragment from a k-major tile.
+TEST(TensorCoreLdMatrix, I8Trans) {
+  for (int Count : {1, 2, 4})
+    for (int Groups : {1, 2}) {
+      LdmOptions O;
+      O.Count = Count;
+      O.Groups = Groups;
+      O.Trans = true;
+      checkLdMatrix(LdmI8, O);
+    }
 }
 
 //===----------------------------------------------------------------------===//

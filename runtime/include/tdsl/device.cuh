@@ -171,12 +171,32 @@ __device__ __forceinline__ float tdsl_round_tf32(float x) {
 #endif
 }
 
-// N registers of tf32 fragment from an f32 tile, rounded in place (what
-// ldmatrix into a tf32 fragment does: the mma would otherwise truncate).
-template <int N> __device__ __forceinline__ void tdsl_round_tf32(float *regs) {
+// x as an operand of a tf32 mma: tf32(x) for the tensor core, which reads
+// an operand's sign, exponent and top 10 mantissa bits and drops the other
+// 13. Adding half of x's tf32 spacing (2^(e - 11), in x's sign) first makes
+// that truncation round to nearest with ties away from zero, as cvt.rna:
+// one logic operation and one fma where cvt.rna takes three (a compare, an
+// add, a mask), of which a fragment holds one per element. Infinities stay,
+// a NaN stays a NaN (cvt.rna keeps the sign of an input NaN and
+// turns a NaN whose payload lies in those 13 bits into infinity), and a
+// subnormal x is truncated (its exponent field, 0, adds nothing): a
+// difference under 2^-136. The low bits are left: such a value is read
+// only by the mma.
+__device__ __forceinline__ float tdsl_tf32_operand(float x) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  return fmaf(__uint_as_float(__float_as_uint(x) & 0xff800000u), 0x1p-11f, x);
+#else
+  return tdsl_round_tf32(x);
+#endif
+}
+
+// N registers of tf32 fragment from an f32 tile, made operands in place
+// (what ldmatrix into a tf32 fragment does: the mma would otherwise
+// truncate).
+template <int N> __device__ __forceinline__ void tdsl_tf32_operands(float *regs) {
 #pragma unroll
   for (int i = 0; i < N; ++i)
-    regs[i] = tdsl_round_tf32(regs[i]);
+    regs[i] = tdsl_tf32_operand(regs[i]);
 }
 
 // f32 division a / b, correctly rounded as IEEE's and the interpreter's,
@@ -615,6 +635,27 @@ __device__ __forceinline__ void tdsl_ldmatrix(uint32_t *regs, const void *row) {
 #else
   TDSL_NEEDS_SM80();
 #endif
+}
+
+// ldmatrix .trans of Count 8x8 b16 matrices of byte pairs, regrouped by
+// column (ir/IR.md): each register of .trans holds, of matrix m, the lane's
+// byte column pair (c, c + 1) in rows r and r + 1 (bytes: r.c, r.c+1,
+// r+1.c, r+1.c+1); a byte permute per two registers takes column c of two
+// matrices into one register (selector 0x6420: bytes 0 and 2 of each) and
+// column c + 1 into another (0x7531).
+template <int Count>
+__device__ __forceinline__ void tdsl_ldmatrix_bytes_trans(uint32_t *regs, const void *row) {
+  uint32_t r[Count];
+  tdsl_ldmatrix<Count, true>(r, row);
+  if constexpr (Count == 1) {
+    regs[0] = __byte_perm(r[0], 0, 0x3120);
+  } else {
+#pragma unroll
+    for (int p = 0; p < Count / 2; ++p) {
+      regs[p] = __byte_perm(r[2 * p], r[2 * p + 1], 0x6420);
+      regs[Count / 2 + p] = __byte_perm(r[2 * p], r[2 * p + 1], 0x7531);
+    }
+  }
 }
 
 // c += a * b for one m16n8k16 tile: a 4 registers of f16 (or bf16) pairs, b
