@@ -76,7 +76,7 @@ Stmt MmaKLoop::mmas(const Expr &Buf) {
 /// tile's first, after the last step) loaded before step s's mmas, so the
 /// ldmatrix latency and the barrier hide behind mmas. One commit per tile
 /// keeps the group count uniform.
-Stmt MmaKLoop::pipelinedLoop(const Expr &Tiles, bool Wide) {
+Stmt MmaKLoop::pipelinedLoop(const Expr &Tiles) {
   const int64_t St = S.Stages;
   auto Commit = [&] { return std::make_shared<AsyncCommitNode>(Line); };
   auto Wait = [&](int64_t P) { return std::make_shared<AsyncWaitNode>(unsigned(P), Line); };
@@ -255,7 +255,7 @@ bool MmaKLoop::pipelined(bool Wide) const {
 Stmt MmaKLoop::build(const Expr &Tiles, bool Wide) {
   this->Wide = Wide;
   if (pipelined(Wide))
-    return pipelinedLoop(Tiles, Wide);
+    return pipelinedLoop(Tiles);
   auto Commit = [&] { return std::make_shared<AsyncCommitNode>(Line); };
   auto Wait = [&](unsigned Pending) { return std::make_shared<AsyncWaitNode>(Pending, Line); };
   if (S.Stages == 1) {

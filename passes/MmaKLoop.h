@@ -75,7 +75,8 @@ private:
   ir::Stmt mmas(const ir::Expr &Buf);
   /// One k tile's steps on fragment buffer 0.
   ir::Stmt compute(const ir::Expr &Stage);
-  ir::Stmt pipelinedLoop(const ir::Expr &Tiles, bool Wide);
+  /// The ring of build() for the version Wide says (MmaKLoop::Wide).
+  ir::Stmt pipelinedLoop(const ir::Expr &Tiles);
 };
 
 } // namespace tdsl
