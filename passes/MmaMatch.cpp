@@ -262,7 +262,8 @@ void fitWarpTile(const Func &F, const MmaContraction &M, MmaSchedule &S, bool Lo
 int64_t mmaTileBytes(const MmaContraction &M, const MmaSchedule &S) {
   int64_t B = 0;
   for (const MmaOperandStage &O : M.Sides)
-    B += S.Stages * S.TileK * (O.IsA ? S.BlockM : S.BlockN) * dtypeBytes(O.Op->Type);
+    B +=
+        S.Stages * S.TileK * ((O.IsA ? S.BlockM : S.BlockN) + O.padFor(S)) * dtypeBytes(O.Op->Type);
   return B;
 }
 

@@ -82,6 +82,14 @@ void MmaOperandStage::layout(const Func &F, const MmaSchedule &S, bool Engine, b
                 "-byte swizzle: an ldmatrix phase reads 8 rows at one column in 8 bank groups";
     return;
   }
+  O.Pad = padFor(S);
+  if (O.Pad) {
+    O.SwzNote = "[tile-mma] " + O.Tile + " rows padded by " + std::to_string(O.Pad) +
+                " elements, not swizzled: its fragments are loaded an element at a time, 4 k "
+                "rows at 8 columns a warp, in 32 banks at a pitch of " +
+                std::to_string(O.Cols + O.Pad) + ", at the lane's address plus a constant";
+    return;
+  }
   if (!S.Swizzle || !llvm::isPowerOf2_64(Chunks))
     return;
   if (!usesLdMatrix(S) && E == 16) {
@@ -139,6 +147,13 @@ std::vector<Expr> MmaOperandStage::at(const Expr &Stage, const Expr &Row, const 
   return {Stage, idiv(Col, c(Panel)), Row, imod(Col, c(Panel))};
 }
 
+int64_t MmaOperandStage::padFor(const MmaSchedule &S) const {
+  if (!S.Swizzle || Op->KFastest || dtypeBytes(Op->Type) != 4)
+    return 0;
+  int64_t Cols = IsA ? S.BlockM : S.BlockN;
+  return ((8 - Cols) % 32 + 32) % 32;
+}
+
 Buffer MmaOperandStage::tileBuffer(int64_t Stages) const {
   std::string X = IsA ? "block_m" : "block_n";
   std::string R = Op->KFastest ? X : "tile_k", C = Op->KFastest ? "tile_k" : X;
@@ -146,6 +161,8 @@ Buffer MmaOperandStage::tileBuffer(int64_t Stages) const {
                                 MemScope::Shared)
                    : tempBuffer(Tile, Op->Type, {c(Stages), c(Rows), c(Cols)}, MemScope::Shared);
   T.Swz = Swz;
+  if (Pad)
+    T.Padding = {0, 0, Pad};
   T.ExtentNames = Panel ? std::vector<std::string>{"stages", C + "_panels", R, "panel"}
                         : std::vector<std::string>{"stages", R, C};
   return T;

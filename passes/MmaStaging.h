@@ -52,6 +52,8 @@ struct MmaOperandStage {
   /// an ldmatrix phase's rows (k 0, 1, 4, 5, 10, 11, 14, 15 and the like)
   /// are 8 consecutive rows, in 8 bank groups under the swizzle.
   bool BytePairs = false;
+  /// Elements after each row of the tile (padFor), in place of a swizzle.
+  int64_t Pad = 0;
 
   /// Why the copy engine cannot fill this operand's tile under schedule S
   /// in function F ("" if it can): the operand must be a global tensor
@@ -65,7 +67,15 @@ struct MmaOperandStage {
   /// The tile's shape and the names of its extents, for Stages stages.
   ir::Buffer tileBuffer(int64_t Stages) const;
   /// Bytes of one stage's tile.
-  int64_t stageBytes() const { return Rows * Cols * dtypeBytes(Op->Type); }
+  int64_t stageBytes() const { return Rows * (Cols + Pad) * dtypeBytes(Op->Type); }
+  /// Elements padding each row of the tile under schedule S: where the
+  /// fragments are 4-byte elements loaded one at a time (k not contiguous),
+  /// rows of a pitch of 8 banks past a multiple of 32, so that a warp's 4
+  /// k rows at 8 consecutive columns fall in 32 banks, and every load is
+  /// the lane's address plus a constant (under a swizzle each of the
+  /// warp's 32 loads a k tile took an address register of its own). 0
+  /// elsewhere, and where the swizzle knob is off.
+  int64_t padFor(const MmaSchedule &S) const;
   /// The engine's copy of k tile KTile into stage Stage (one box a panel),
   /// its bytes counted on mbarrier Bar[Stage].
   ir::Stmt engineCopy(const MmaSchedule &S, const ir::Expr &KTile, const ir::Expr &Stage,
