@@ -20,7 +20,7 @@ Expr c(int64_t V) { return intImm(V); }
 /// them per 16 bytes, stored under Swz. One wavefront serves 8 distinct
 /// 16-byte bank groups of a 128-byte line. (A warp's 4-byte loads of
 /// fragments that ldmatrix cannot give, 4 rows at 8 consecutive columns,
-/// are free of conflicts when those column phases are.)
+/// take padded rows instead: MmaOperandStage::padFor.)
 int64_t worstPhase(int64_t Rows, int64_t Cols, int64_t E, const Swizzle &Swz, bool Column) {
   int64_t Chunks = Cols / E, Worst = 1;
   for (int64_t First = 0; First + 8 <= Rows * Chunks; First += 8) {
