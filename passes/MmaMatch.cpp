@@ -261,9 +261,10 @@ void fitWarpTile(const Func &F, const MmaContraction &M, MmaSchedule &S, bool Lo
 
 int64_t mmaTileBytes(const MmaContraction &M, const MmaSchedule &S) {
   int64_t B = 0;
-  for (const MmaOperandStage &O : M.Sides)
-    B +=
-        S.Stages * S.TileK * ((O.IsA ? S.BlockM : S.BlockN) + O.padFor(S)) * dtypeBytes(O.Op->Type);
+  for (const MmaOperandStage &O : M.Sides) {
+    int64_t Pitch = (O.IsA ? S.BlockM : S.BlockN) + O.padFor(S);
+    B += S.Stages * S.TileK * Pitch * dtypeBytes(O.Op->Type);
+  }
   return B;
 }
 

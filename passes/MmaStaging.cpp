@@ -66,6 +66,7 @@ void MmaOperandStage::layout(const Func &F, const MmaSchedule &S, bool Engine, b
                 O.WX % 16 == 0 && S.TileK % 32 == 0;
   O.Swz = Swizzle();
   O.SwzNote.clear();
+  O.Pad = Engine ? 0 : padFor(S);
   if (Engine) {
     // The engine writes each box's rows densely in its own swizzle: rows
     // of 128 bytes (or the whole row, if shorter) XOR their 16-byte
@@ -82,7 +83,6 @@ void MmaOperandStage::layout(const Func &F, const MmaSchedule &S, bool Engine, b
                 "-byte swizzle: an ldmatrix phase reads 8 rows at one column in 8 bank groups";
     return;
   }
-  O.Pad = padFor(S);
   if (O.Pad) {
     O.SwzNote = "[tile-mma] " + O.Tile + " rows padded by " + std::to_string(O.Pad) +
                 " elements, not swizzled: its fragments are loaded an element at a time, 4 k "

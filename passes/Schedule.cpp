@@ -93,7 +93,8 @@ const std::vector<KnobSpec> &knobSpecs() {
        "products with long k), which would leave most SMs idle (auto, default); off: no split"},
       {"swizzle", "tile-mma", "auto | off",
        "XOR-swizzle the shared tiles so that cp.async writes and ldmatrix reads are free of "
-       "bank conflicts (default auto: the bank model chooses)"},
+       "bank conflicts, or pad the rows of f32 tiles whose fragments load an element at a time "
+       "(default auto: the bank model chooses)"},
       {"copy_engine", "tile-mma", "auto | off",
        "on sm_90 (every --arch), the operands' k tiles come by the bulk tensor copy engine: "
        "k tiles of 128 bytes a row in the engine's swizzle, three stages, one thread issuing "
