@@ -149,8 +149,11 @@ void ChainMapper::planRuns() {
   // its block keeps more loads in flight (a row of 131072 elements takes
   // 1024 threads and is re-read). A length known only at run time takes
   // reduce_threads, which all its mappings share as the launch's block.
-  const int64_t PerThread = RowChainCacheElements;
-  Block = Long ? RowChainLongThreads : Held ? Held : Threads;
+  // A held launch of more than RowChainLongThreads holds its rows at as
+  // many more elements a thread (heldThreads).
+  const int64_t PerThread =
+      RowChainCacheElements * (Held > RowChainLongThreads ? Held / RowChainLongThreads : 1);
+  Block = Long ? RowChainLongThreads : Held ? heldThreads(Held) : Threads;
   if (!ThreadsPinned && C)
     while (Block < 1024 && *C > Block * PerThread)
       Block *= 2;
@@ -213,7 +216,11 @@ bool ChainMapper::sharedRows(int64_t B) const {
   for (size_t K = 0; K < Staged.size(); ++K)
     if (Cached[K])
       Bytes += B * RowChainCacheElements * dtypeBytes(Staged[K]->Type);
-  return B == RowChainLongThreads && Bytes <= RowChainSharedRowBytes;
+  if (B == RowChainLongThreads)
+    return Bytes <= RowChainSharedRowBytes;
+  // Beside the row, the reductions' warp totals (a few hundred bytes).
+  return B == 2 * RowChainLongThreads && Bytes <= RowChainSharedWideRowBytes &&
+         Bytes + 1024 <= F.MaxSharedBytes;
 }
 
 Buffer ChainMapper::heldBuffer(size_t K) const {

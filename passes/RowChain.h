@@ -22,7 +22,8 @@
 //   and shfl_xor butterflies (in a block, one barrier through shared memory)
 //   give every thread the total. Where C is open, a second launch
 //   NAME_long of 1024 threads a row (RowChainLongThreads) takes rows of
-//   over 32768 elements (more than its threads hold), re-read: up to 256
+//   over 32768 elements (more than its threads hold; over 65536 where
+//   NAME_held1024x64 below takes those up to 65536), re-read: up to 256
 //   of them (RowChainFewRows), or any number of whole runs where the chain
 //   reads a tensor twice (few rows in flight, so that a row is still in
 //   the L2 cache when read again); and where a held row saves reads (the re-read version
@@ -32,17 +33,21 @@
 //   peel, NAME_held1024_peeled those of 16385 to 32768 elements that are
 //   not whole runs, their runs from the first 16-byte boundary held in
 //   shared memory (a launch of its own: beside the whole-runs version it
-//   raised the registers of every row). A block of 1024
+//   raised the registers of every row); NAME_held1024x64 and
+//   NAME_held1024x64_peeled do the same for rows of 32769 to 65536
+//   elements, 64 a thread, where the held tensors take at most
+//   RowChainSharedWideRowBytes (one f16 tensor) and the target has the
+//   shared memory. A block of 1024
 //   threads holds its rows in shared memory where they take at most
 //   RowChainSharedRowBytes (each thread's runs in its own slots, brought
 //   back to registers a run at a time), and asks ptxas for two blocks a SM
-//   (min_blocks); a launch that would hold rows in registers does not come
-//   with a 4-byte tensor along the row (layernorm takes NAME_held1024
-//   only). The grids are disjoint: one launch runs; a row the held launch
-//   cannot tell is unaligned goes an element at a time. Within each
-//   mapping, versions chosen at run time: when the row's tensors take runs
-//   of 16 bytes (C and their rows multiples of the run, aligned) and a row
-//   fits in the registers (32
+//   (min_blocks; one at 64 elements a thread); a launch that would hold
+//   rows in registers does not come with a 4-byte tensor along the row
+//   (layernorm takes NAME_held1024 only). The grids are disjoint: one
+//   launch runs; a row the held launch cannot tell is unaligned goes an
+//   element at a time. Within each mapping, versions chosen at run time:
+//   when the row's tensors take runs of 16 bytes (C and their rows
+//   multiples of the run, aligned) and a row fits in the registers (32
 //   elements a thread), each thread loads its runs of the row once into
 //   registers and every phase reads them there, so the row is read from
 //   memory once (a reduction's term a later phase computes again is kept
@@ -108,6 +113,11 @@ constexpr int64_t RowChainCacheElements = 32;
 /// two such blocks has, and with a chain's own values ptxas either spilled
 /// or left one block a SM, which kept fewer loads in flight.
 constexpr int64_t RowChainSharedRowBytes = 64 * 1024;
+
+/// Bytes a block of RowChainLongThreads may hold of a row in shared memory
+/// at twice RowChainCacheElements a thread (a row of 65536 halves): one
+/// such block an SM, where the long launch would read the row again.
+constexpr int64_t RowChainSharedWideRowBytes = 128 * 1024;
 
 /// Threads per row of the long launch: rows longer than such a block
 /// holds (32768 elements), at most RowChainFewRows of them, or any number

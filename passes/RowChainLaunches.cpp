@@ -36,28 +36,6 @@ std::vector<LaunchVariant> ChainMapper::rewriteNest(const Stmt &S) {
     return {};
   }
   plan();
-  // Rows longer than even RowChainLongThreads would hold are re-read in
-  // many runs a thread. Where they are few (RowChainFewRows), blocks of
-  // Threads leave the SMs short of loads in flight: those take a launch of
-  // RowChainLongThreads a row. So do more of them where the chain sweeps a
-  // tensor more than once and the rows are whole runs: blocks of Threads
-  // keep so many rows in flight that a row has left the L2 cache before it
-  // is read again (layernorm read its rows three times from memory),
-  // where a block of 1024 keeps a quarter of them. One sweep
-  // (cross-entropy) and rows taken from their first 16-byte boundary ran
-  // slower there (bench/RESULTS.md). A row length known at compile time
-  // already has its threads (plan).
-  LongWhen = nullptr;
-  if (!ThreadsPinned && Threads < RowChainLongThreads && !asConstInt(simplifyExpr(Cols))) {
-    Expr Many = Width && rereads()
-                    ? binary(BinaryOp::Eq, imod(Cols, intImm(Width)), intImm(0))
-                    : nullptr;
-    Expr Few = le(flatExtent(Run.Loops), intImm(RowChainFewRows));
-    LongWhen = simplifyExpr(land(lt(intImm(RowChainLongThreads * RowChainCacheElements), Cols),
-                                 Many ? binary(BinaryOp::Or, Few, Many) : Few));
-    if (std::optional<int64_t> Known = asConstInt(LongWhen); Known && !*Known)
-      LongWhen = nullptr;
-  }
   // Rows that reduce_threads re-reads but up to 1024 threads hold (32
   // elements a thread) take a launch of the fewest threads that hold
   // them, as a row length known at compile time does (plan): read once,
@@ -84,7 +62,10 @@ std::vector<LaunchVariant> ChainMapper::rewriteNest(const Stmt &S) {
     };
     // holdPays only widens at RowChainLongThreads (sharedRows), so the
     // launches that pay are the last ones, and their ranges are one.
-    for (int64_t B = Threads * 2; B <= RowChainLongThreads; B *= 2)
+    // Beyond RowChainLongThreads, a block of that many holds 64 elements
+    // a thread in shared memory (one block an SM), where the long launch
+    // re-read the row (sharedRows).
+    for (int64_t B = Threads * 2; B <= 2 * RowChainLongThreads; B *= 2)
       if (holdPays(B)) {
         HeldRanges.push_back({B, simplifyExpr(Range(B / 2, B))});
         if (PeelCond && sharedRows(B))
@@ -104,6 +85,38 @@ std::vector<LaunchVariant> ChainMapper::rewriteNest(const Stmt &S) {
       HeldWhen = simplifyExpr(HeldWhen);
     }
   }
+  // Rows longer than even RowChainLongThreads would hold are re-read in
+  // many runs a thread. Where they are few (RowChainFewRows), blocks of
+  // Threads leave the SMs short of loads in flight: those take a launch of
+  // RowChainLongThreads a row. So do more of them where the chain sweeps a
+  // tensor more than once and the rows are whole runs: blocks of Threads
+  // keep so many rows in flight that a row has left the L2 cache before it
+  // is read again (layernorm read its rows three times from memory),
+  // where a block of 1024 keeps a quarter of them. One sweep
+  // (cross-entropy) and rows taken from their first 16-byte boundary ran
+  // slower there (bench/RESULTS.md). A row length known at compile time
+  // already has its threads (plan). Rows a held launch takes beyond
+  // RowChainLongThreads' 32 elements a thread are not its: all of them up to
+  // that launch's length where it holds the peeled rows too, else those of
+  // whole runs.
+  LongWhen = nullptr;
+  if (!ThreadsPinned && Threads < RowChainLongThreads && !asConstInt(simplifyExpr(Cols))) {
+    Expr Many =
+        Width && rereads() ? binary(BinaryOp::Eq, imod(Cols, intImm(Width)), intImm(0)) : nullptr;
+    Expr Few = le(flatExtent(Run.Loops), intImm(RowChainFewRows));
+    auto Beyond = [&](const std::vector<std::pair<int64_t, Expr>> &Ranges) {
+      return !Ranges.empty() && Ranges.back().first > RowChainLongThreads;
+    };
+    LongAbove = RowChainLongThreads * RowChainCacheElements;
+    if (Beyond(HeldRanges) && Beyond(HeldPeelRanges))
+      LongAbove = HeldRanges.back().first * RowChainCacheElements;
+    LongWhen = land(lt(intImm(LongAbove), Cols), Many ? binary(BinaryOp::Or, Few, Many) : Few);
+    if (Beyond(HeldRanges) && !Beyond(HeldPeelRanges))
+      LongWhen = land(LongWhen, unary(UnaryOp::Not, HeldRanges.back().second));
+    LongWhen = simplifyExpr(LongWhen);
+    if (std::optional<int64_t> Known = asConstInt(LongWhen); Known && !*Known)
+      LongWhen = nullptr;
+  }
   // Rows of up to 1024 elements that are not whole runs, which the main
   // launch's groups of lanes would re-read in peeled runs: where the chain
   // sweeps a tensor more than once, a launch of their own holds the runs
@@ -116,24 +129,27 @@ std::vector<LaunchVariant> ChainMapper::rewriteNest(const Stmt &S) {
         land(le(Cols, intImm(WarpSize * RowChainCacheElements)), WholeRuns(BinaryOp::Ne)));
   // Rows held in shared memory leave a thread of 1024 few registers: the
   // launch asks ptxas for the two blocks a SM that holding them there is
-  // for (unasked, it may take more registers and leave one).
+  // for (unasked, it may take more registers and leave one). Rows of 64
+  // elements a thread leave room for one block: asked for one, ptxas
+  // takes the registers that allows (unasked, it held the peeled kernel
+  // to 32 and spilled).
   auto TwoBlocks = [&](LaunchVariant &L) {
     if (SharedRows)
-      chooseKnob(F, L.Knobs, "min_blocks", {2}, "", "row-chain");
+      chooseKnob(F, L.Knobs, "min_blocks", {Held > RowChainLongThreads ? 1 : 2}, "", "row-chain");
   };
   std::vector<LaunchVariant> Out = {{"", build(S->SrcLine, Run)}};
   TwoBlocks(Out.back());
   for (const auto &[B, When] : HeldRanges) {
     Held = B;
     plan();
-    Out.push_back({"held" + std::to_string(B), build(S->SrcLine, Run)});
+    Out.push_back({heldName(B), build(S->SrcLine, Run)});
     TwoBlocks(Out.back());
   }
   for (const auto &[B, When] : HeldPeelRanges) {
     Held = B;
     HeldPeelOnly = true;
     plan();
-    Out.push_back({"held" + std::to_string(B) + "_peeled", build(S->SrcLine, Run)});
+    Out.push_back({heldName(B) + "_peeled", build(S->SrcLine, Run)});
     TwoBlocks(Out.back());
     HeldPeelOnly = false;
   }
@@ -181,6 +197,8 @@ bool ChainMapper::holdPays(int64_t B) const {
   // Kept terms are not: a held launch computes them again (plan).
   if (sharedRows(B))
     return true;
+  if (B > RowChainLongThreads)
+    return false;
   for (const Expr &L : Staged)
     if (dtypeBytes(L->Type) == 4)
       return false;

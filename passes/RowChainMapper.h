@@ -86,8 +86,10 @@ private:
   /// none where it never runs.
   bool Long = false;
   Expr LongWhen;
-  /// While a held launch is built: its threads a row (a block per row, no
-  /// lane groups, the row held where it fits). HeldRanges: each held
+  int64_t LongAbove = 0; ///< LongWhen's rows are longer than this
+  /// While a held launch is built: its capacity, in threads of 32 elements
+  /// (heldThreads: a block per row, no lane groups, the row held where it
+  /// fits). HeldRanges: each held
   /// launch's threads and the sizes where it runs; HeldWhen: where any
   /// does (one range, for the main launch's grid).
   int64_t Held = 0;
@@ -189,10 +191,23 @@ private:
   /// Whether the re-read version sweeps a tensor more than once.
   bool rereads() const;
 
-  /// Whether a block of B threads holding rows of 32 elements a thread
-  /// holds them in shared memory (SharedRows): B is RowChainLongThreads and
-  /// the held tensors take at most RowChainSharedRowBytes.
+  /// Whether B threads' worth of rows of 32 elements a thread are held in
+  /// shared memory (SharedRows): B is RowChainLongThreads and the held
+  /// tensors take at most RowChainSharedRowBytes, or B is twice that (a
+  /// block of RowChainLongThreads at 64 elements a thread) and they take at
+  /// most RowChainSharedWideRowBytes, within the target's shared memory.
   bool sharedRows(int64_t B) const;
+  /// The threads a row of the held launch of B (a capacity of B * 32
+  /// elements): B, or RowChainLongThreads holding more a thread.
+  static int64_t heldThreads(int64_t B) { return std::min(B, RowChainLongThreads); }
+  /// The held launch's name: held<threads>, or held1024x64 for a block of
+  /// 1024 threads at 64 elements a thread.
+  static std::string heldName(int64_t B) {
+    return "held" + std::to_string(heldThreads(B)) +
+           (B > RowChainLongThreads
+                ? "x" + std::to_string(B / RowChainLongThreads * RowChainCacheElements)
+                : "");
+  }
 
   /// The buffer that holds tensor K's runs: [Runs, Width] registers, or
   /// [Runs, Block, Width] shared memory (SharedRows).

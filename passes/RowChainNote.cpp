@@ -101,8 +101,7 @@ std::string ChainMapper::describe(unsigned Line, int64_t Warps) const {
                            : "") +
                (LongWhen
                     ? "; up to " + std::to_string(RowChainFewRows) + " rows of over " +
-                          std::to_string(RowChainLongThreads * RowChainCacheElements) +
-                          " elements" +
+                          std::to_string(LongAbove) + " elements" +
                           std::string(Width && rereads() ? " (any number in whole runs)" : "") +
                           ": a launch of " + std::to_string(RowChainLongThreads) + " threads a row"
                     : "") +
@@ -113,7 +112,7 @@ std::string ChainMapper::describe(unsigned Line, int64_t Warps) const {
                (HeldPeelRanges.empty()
                     ? ""
                     : RowsOf(HeldPeelRanges) + " elements not in whole runs: a launch of " +
-                          std::to_string(HeldPeelRanges.back().first) +
+                          std::to_string(heldThreads(HeldPeelRanges.back().first)) +
                           " threads a row that holds their runs from the first 16-byte boundary"));
   return What;
 }
