@@ -151,8 +151,9 @@ void ChainMapper::planRuns() {
   // reduce_threads, which all its mappings share as the launch's block.
   // A held launch of more than RowChainLongThreads holds its rows at as
   // many more elements a thread (heldThreads).
-  const int64_t PerThread =
-      RowChainCacheElements * (Held > RowChainLongThreads ? Held / RowChainLongThreads : 1);
+  const int64_t PerThread = Held > RowChainLongThreads
+                                ? RowChainCacheElements * Held / heldThreads(Held)
+                                : RowChainCacheElements;
   Block = Long ? RowChainLongThreads : Held ? heldThreads(Held) : Threads;
   if (!ThreadsPinned && C)
     while (Block < 1024 && *C > Block * PerThread)
@@ -202,7 +203,7 @@ void ChainMapper::planRuns() {
     else if (*C <= Fit)
       CachedCond = WideCond;
   }
-  SharedRows = CachedCond && sharedRows(Block);
+  SharedRows = CachedCond && sharedRows(Held > RowChainLongThreads ? Held : Block);
   // A held launch, or one holding rows in shared memory, computes the
   // terms again: kept, they took a register an element beside the row's,
   // which at 512 and 1024 threads left one block a SM (bench/RESULTS.md).
@@ -211,16 +212,55 @@ void ChainMapper::planRuns() {
       KeepName[I] = Names.fresh(Phases[I].Acc->Buf.Name + "_terms");
 }
 
-bool ChainMapper::sharedRows(int64_t B) const {
+int64_t ChainMapper::heldBytes(int64_t B) const {
   int64_t Bytes = 0;
   for (size_t K = 0; K < Staged.size(); ++K)
     if (Cached[K])
       Bytes += B * RowChainCacheElements * dtypeBytes(Staged[K]->Type);
+  return Bytes;
+}
+
+// Beside the row, a block's shared memory holds the reductions' warp totals
+// (a few hundred bytes); an SM keeps 1 KB of its own a block beyond the
+// most a block may take (F.MaxSharedBytes).
+constexpr int64_t RowChainBlockExtraBytes = 1024;
+
+bool ChainMapper::sharedRows(int64_t B) const {
+  int64_t Bytes = heldBytes(B);
   if (B == RowChainLongThreads)
     return Bytes <= RowChainSharedRowBytes;
-  // Beside the row, the reductions' warp totals (a few hundred bytes).
-  return B == 2 * RowChainLongThreads && Bytes <= RowChainSharedWideRowBytes &&
-         Bytes + 1024 <= F.MaxSharedBytes;
+  return B > RowChainLongThreads && Bytes <= RowChainSharedWideRowBytes &&
+         Bytes + RowChainBlockExtraBytes <= F.MaxSharedBytes;
+}
+
+int64_t ChainMapper::heldBlocks(int64_t B) const {
+  // Two blocks an SM each take half its shared memory, less their own.
+  const int64_t Half = (F.MaxSharedBytes + RowChainBlockExtraBytes) / 2;
+  return heldBytes(B) + 2 * RowChainBlockExtraBytes <= Half ? 2 : 1;
+}
+
+std::vector<int64_t> ChainMapper::wideCapacities() {
+  // Rows of more than 32 elements a thread, in whole runs a thread:
+  // capacities in steps of Step. The most that leave two blocks an SM
+  // overlap one row's loads with the other's sweeps; a block of half
+  // RowChainLongThreads each, as many registers a thread as the long
+  // launch's (at RowChainLongThreads, two blocks leave ptxas 32 registers,
+  // and it spilled). Past them, one block of RowChainLongThreads holds up to
+  // twice its 32 elements a thread, where the long launch re-read them.
+  std::vector<int64_t> Out;
+  WideThreads.clear();
+  if (!Width)
+    return Out;
+  const int64_t Step = RowChainLongThreads / RowChainCacheElements * Width;
+  int64_t Two = RowChainLongThreads;
+  while (Two + Step < 2 * RowChainLongThreads && heldBlocks(Two + Step) == 2)
+    Two += Step;
+  for (int64_t B : {Two, 2 * RowChainLongThreads})
+    if (B > RowChainLongThreads && sharedRows(B) && (Out.empty() || Out.back() != B)) {
+      Out.push_back(B);
+      WideThreads[B] = heldBlocks(B) == 2 ? RowChainLongThreads / 2 : RowChainLongThreads;
+    }
+  return Out;
 }
 
 Buffer ChainMapper::heldBuffer(size_t K) const {

@@ -23,7 +23,7 @@
 //   give every thread the total. Where C is open, a second launch
 //   NAME_long of 1024 threads a row (RowChainLongThreads) takes rows of
 //   over 32768 elements (more than its threads hold; over 65536 where
-//   NAME_held1024x64 below takes those up to 65536), re-read: up to 256
+//   the held launches below take those up to 65536), re-read: up to 256
 //   of them (RowChainFewRows), or any number of whole runs where the chain
 //   reads a tensor twice (few rows in flight, so that a row is still in
 //   the L2 cache when read again); and where a held row saves reads (the re-read version
@@ -33,17 +33,19 @@
 //   peel, NAME_held1024_peeled those of 16385 to 32768 elements that are
 //   not whole runs, their runs from the first 16-byte boundary held in
 //   shared memory (a launch of its own: beside the whole-runs version it
-//   raised the registers of every row); NAME_held1024x64 and
-//   NAME_held1024x64_peeled do the same for rows of 32769 to 65536
-//   elements, 64 a thread, where the held tensors take at most
+//   raised the registers of every row); NAME_heldTxN and
+//   NAME_heldTxN_peeled do the same for rows of 32769 to 65536 elements,
+//   T threads at N a thread, where the held tensors take at most
 //   RowChainSharedWideRowBytes (one f16 tensor) and the target has the
-//   shared memory. A block of 1024
+//   shared memory: as much as leaves two blocks an SM in blocks of 512
+//   (held512x112 on sm_90, rows of up to 57344 elements), then
+//   held1024x64, one an SM. A block of 1024
 //   threads holds its rows in shared memory where they take at most
 //   RowChainSharedRowBytes (each thread's runs in its own slots, brought
 //   back to registers a run at a time), and asks ptxas for two blocks a SM
-//   (min_blocks; one at 64 elements a thread); a launch that would hold
-//   rows in registers does not come with a 4-byte tensor along the row
-//   (layernorm takes NAME_held1024 only). The grids are disjoint: one
+//   (min_blocks; one where a block's row leaves no room for two); a
+//   launch that would hold rows in registers does not come with a 4-byte
+//   tensor along the row (layernorm takes NAME_held1024 only). The grids are disjoint: one
 //   launch runs; a row the held launch cannot tell is unaligned goes an
 //   element at a time. Within each mapping, versions chosen at run time:
 //   when the row's tensors take runs of 16 bytes (C and their rows
@@ -115,8 +117,9 @@ constexpr int64_t RowChainCacheElements = 32;
 constexpr int64_t RowChainSharedRowBytes = 64 * 1024;
 
 /// Bytes a block of RowChainLongThreads may hold of a row in shared memory
-/// at twice RowChainCacheElements a thread (a row of 65536 halves): one
-/// such block an SM, where the long launch would read the row again.
+/// at more than RowChainCacheElements a thread, up to twice that (a row of
+/// 65536 halves: one such block an SM), where the long launch would read
+/// the row again.
 constexpr int64_t RowChainSharedWideRowBytes = 128 * 1024;
 
 /// Threads per row of the long launch: rows longer than such a block

@@ -62,23 +62,35 @@ std::vector<LaunchVariant> ChainMapper::rewriteNest(const Stmt &S) {
     };
     // holdPays only widens at RowChainLongThreads (sharedRows), so the
     // launches that pay are the last ones, and their ranges are one.
-    // Beyond RowChainLongThreads, a block of that many holds 64 elements
-    // a thread in shared memory (one block an SM), where the long launch
-    // re-read the row (sharedRows).
-    for (int64_t B = Threads * 2; B <= 2 * RowChainLongThreads; B *= 2)
+    // Beyond RowChainLongThreads, a block of that many holds more elements
+    // a thread in shared memory (wideCapacities), where the long launch
+    // re-read the row.
+    std::vector<int64_t> Capacities;
+    for (int64_t B = Threads * 2; B <= RowChainLongThreads; B *= 2)
+      Capacities.push_back(B);
+    if (Threads < RowChainLongThreads)
+      llvm::append_range(Capacities, wideCapacities());
+    int64_t Lo = Threads;
+    for (int64_t B : Capacities) {
       if (holdPays(B)) {
-        HeldRanges.push_back({B, simplifyExpr(Range(B / 2, B))});
-        if (PeelCond && sharedRows(B))
-          HeldPeelRanges.push_back(
-              {B, simplifyExpr(land(Within(B / 2, B), WholeRuns(BinaryOp::Ne)))});
+        if (HeldRanges.empty())
+          HeldLow = Lo;
+        HeldRanges.push_back({B, simplifyExpr(Range(Lo, B))});
+        if (PeelCond && sharedRows(B)) {
+          if (HeldPeelRanges.empty())
+            HeldPeelLow = Lo;
+          HeldPeelRanges.push_back({B, simplifyExpr(land(Within(Lo, B), WholeRuns(BinaryOp::Ne)))});
+        }
       }
+      Lo = B;
+    }
     // Where any held launch runs: the whole-runs range, and the peeled
     // one (all rows there where it is the same).
     if (!HeldRanges.empty()) {
-      int64_t Lo = HeldRanges.front().first / 2, Hi = HeldRanges.back().first;
+      int64_t Lo = HeldLow, Hi = HeldRanges.back().first;
       HeldWhen = Range(Lo, Hi);
       if (!HeldPeelRanges.empty()) {
-        int64_t PLo = HeldPeelRanges.front().first / 2, PHi = HeldPeelRanges.back().first;
+        int64_t PLo = HeldPeelLow, PHi = HeldPeelRanges.back().first;
         HeldWhen = PLo == Lo && PHi == Hi ? Within(Lo, Hi)
                                           : binary(BinaryOp::Or, HeldWhen, Within(PLo, PHi));
       }
@@ -110,9 +122,14 @@ std::vector<LaunchVariant> ChainMapper::rewriteNest(const Stmt &S) {
     LongAbove = RowChainLongThreads * RowChainCacheElements;
     if (Beyond(HeldRanges) && Beyond(HeldPeelRanges))
       LongAbove = HeldRanges.back().first * RowChainCacheElements;
+    const int64_t HeldAbove =
+        Beyond(HeldRanges) ? HeldRanges.back().first * RowChainCacheElements : LongAbove;
     LongWhen = land(lt(intImm(LongAbove), Cols), Many ? binary(BinaryOp::Or, Few, Many) : Few);
     if (Beyond(HeldRanges) && !Beyond(HeldPeelRanges))
-      LongWhen = land(LongWhen, unary(UnaryOp::Not, HeldRanges.back().second));
+      LongWhen =
+          land(LongWhen, unary(UnaryOp::Not,
+                               land(lt(intImm(RowChainLongThreads * RowChainCacheElements), Cols),
+                                    land(le(Cols, intImm(HeldAbove)), WholeRuns(BinaryOp::Eq)))));
     LongWhen = simplifyExpr(LongWhen);
     if (std::optional<int64_t> Known = asConstInt(LongWhen); Known && !*Known)
       LongWhen = nullptr;
@@ -135,7 +152,8 @@ std::vector<LaunchVariant> ChainMapper::rewriteNest(const Stmt &S) {
   // to 32 and spilled).
   auto TwoBlocks = [&](LaunchVariant &L) {
     if (SharedRows)
-      chooseKnob(F, L.Knobs, "min_blocks", {Held > RowChainLongThreads ? 1 : 2}, "", "row-chain");
+      chooseKnob(F, L.Knobs, "min_blocks", {Held > RowChainLongThreads ? heldBlocks(Held) : 2}, "",
+                 "row-chain");
   };
   std::vector<LaunchVariant> Out = {{"", build(S->SrcLine, Run)}};
   TwoBlocks(Out.back());

@@ -19,6 +19,7 @@
 #include "passes/RowChainMatch.h"
 #include "passes/Schedule.h"
 
+#include <llvm/ADT/DenseMap.h>
 #include <llvm/ADT/STLExtras.h>
 
 #include <functional>
@@ -89,11 +90,12 @@ private:
   int64_t LongAbove = 0; ///< LongWhen's rows are longer than this
   /// While a held launch is built: its capacity, in threads of 32 elements
   /// (heldThreads: a block per row, no lane groups, the row held where it
-  /// fits). HeldRanges: each held
-  /// launch's threads and the sizes where it runs; HeldWhen: where any
-  /// does (one range, for the main launch's grid).
+  /// fits). HeldRanges: each held launch's capacity and the sizes where it
+  /// runs (rows longer than the one before it holds, from HeldLow's);
+  /// HeldWhen: where any does (one range, for the main launch's grid).
   int64_t Held = 0;
   std::vector<std::pair<int64_t, Expr>> HeldRanges;
+  int64_t HeldLow = 0, HeldPeelLow = 0;
   Expr HeldWhen;
   /// While a held launch of rows that are not whole runs is built (its
   /// peeled runs held, no whole-runs version; a block per row, unlike
@@ -193,19 +195,36 @@ private:
 
   /// Whether B threads' worth of rows of 32 elements a thread are held in
   /// shared memory (SharedRows): B is RowChainLongThreads and the held
-  /// tensors take at most RowChainSharedRowBytes, or B is twice that (a
-  /// block of RowChainLongThreads at 64 elements a thread) and they take at
-  /// most RowChainSharedWideRowBytes, within the target's shared memory.
+  /// tensors take at most RowChainSharedRowBytes, or B is more (a block of
+  /// RowChainLongThreads at B / 32 elements a thread) and they take at most
+  /// RowChainSharedWideRowBytes, within the target's shared memory.
   bool sharedRows(int64_t B) const;
+  /// The bytes of shared memory the held tensors of a row of B * 32
+  /// elements take.
+  int64_t heldBytes(int64_t B) const;
+  /// The capacities past RowChainLongThreads held in shared memory,
+  /// increasing, and their threads (WideThreads): the most whose blocks fit
+  /// two an SM, in blocks of half RowChainLongThreads (each block's loads
+  /// beside the other's sweeps), then 2 * RowChainLongThreads in one block
+  /// of RowChainLongThreads an SM.
+  std::vector<int64_t> wideCapacities();
+  /// The blocks an SM the held launch of B asks ptxas for (min_blocks):
+  /// two, or one where its rows leave the shared memory of one.
+  int64_t heldBlocks(int64_t B) const;
   /// The threads a row of the held launch of B (a capacity of B * 32
-  /// elements): B, or RowChainLongThreads holding more a thread.
-  static int64_t heldThreads(int64_t B) { return std::min(B, RowChainLongThreads); }
-  /// The held launch's name: held<threads>, or held1024x64 for a block of
-  /// 1024 threads at 64 elements a thread.
-  static std::string heldName(int64_t B) {
+  /// elements): B, or past RowChainLongThreads (WideThreads) half that
+  /// many where two blocks an SM hold their rows, else that many, holding
+  /// more a thread.
+  int64_t heldThreads(int64_t B) const {
+    return B <= RowChainLongThreads ? B : WideThreads.lookup(B);
+  }
+  llvm::DenseMap<int64_t, int64_t> WideThreads;
+  /// The held launch's name: held<threads>, or held<threads>x<elements>
+  /// past 32 elements a thread.
+  std::string heldName(int64_t B) const {
     return "held" + std::to_string(heldThreads(B)) +
            (B > RowChainLongThreads
-                ? "x" + std::to_string(B / RowChainLongThreads * RowChainCacheElements)
+                ? "x" + std::to_string(B * RowChainCacheElements / heldThreads(B))
                 : "");
   }
 

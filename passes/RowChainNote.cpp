@@ -85,9 +85,19 @@ std::string ChainMapper::describe(unsigned Line, int64_t Warps) const {
       (PerBlock && Warps > 1 ? ", in a block the warp totals through shared memory, one barrier"
                              : "");
   // "; rows of A to B": the lengths a list of held launches takes.
-  auto RowsOf = [](const std::vector<std::pair<int64_t, Expr>> &Ranges) {
-    return "; rows of " + std::to_string(Ranges.front().first / 2 * RowChainCacheElements + 1) +
-           " to " + std::to_string(Ranges.back().first * RowChainCacheElements);
+  auto RowsOf = [](int64_t Lo, const std::vector<std::pair<int64_t, Expr>> &Ranges) {
+    return "; rows of " + std::to_string(Lo * RowChainCacheElements + 1) + " to " +
+           std::to_string(Ranges.back().first * RowChainCacheElements);
+  };
+  // "launches of 512, 1024 and 512 threads a row": theirs, in order.
+  auto LaunchesOf = [&](const std::vector<std::pair<int64_t, Expr>> &Ranges) {
+    std::string Out = Ranges.size() > 1 ? "launches of " : "a launch of ";
+    for (size_t I = 0; I < Ranges.size(); ++I)
+      Out += (I == 0                   ? ""
+              : I + 1 == Ranges.size() ? " and "
+                                       : ", ") +
+             std::to_string(heldThreads(Ranges[I].first));
+    return Out + " threads a row";
   };
   if (!Long && !Held && !PeeledHeld)
     remark("row-chain", Line,
@@ -105,15 +115,14 @@ std::string ChainMapper::describe(unsigned Line, int64_t Warps) const {
                           std::string(Width && rereads() ? " (any number in whole runs)" : "") +
                           ": a launch of " + std::to_string(RowChainLongThreads) + " threads a row"
                     : "") +
-               (HeldWhen ? RowsOf(HeldRanges) +
-                               " elements in whole runs: a launch of the fewest threads a row "
-                               "that hold them"
+               (HeldWhen ? RowsOf(HeldLow, HeldRanges) + " elements in whole runs: " +
+                               LaunchesOf(HeldRanges) + " that hold them"
                          : "") +
                (HeldPeelRanges.empty()
                     ? ""
-                    : RowsOf(HeldPeelRanges) + " elements not in whole runs: a launch of " +
-                          std::to_string(heldThreads(HeldPeelRanges.back().first)) +
-                          " threads a row that holds their runs from the first 16-byte boundary"));
+                    : RowsOf(HeldPeelLow, HeldPeelRanges) +
+                          " elements not in whole runs: " + LaunchesOf(HeldPeelRanges) +
+                          " that hold their runs from the first 16-byte boundary"));
   return What;
 }
 
