@@ -149,8 +149,8 @@ void ChainMapper::planRuns() {
   // its block keeps more loads in flight (a row of 131072 elements takes
   // 1024 threads and is re-read). A length known only at run time takes
   // reduce_threads, which all its mappings share as the launch's block.
-  // A held launch of more than RowChainLongThreads holds its rows at as
-  // many more elements a thread (heldThreads).
+  // A held launch of a capacity past RowChainLongThreads holds its rows at
+  // more elements a thread (heldThreads).
   const int64_t PerThread = Held > RowChainLongThreads
                                 ? RowChainCacheElements * Held / heldThreads(Held)
                                 : RowChainCacheElements;
