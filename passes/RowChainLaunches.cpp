@@ -51,6 +51,8 @@ std::vector<LaunchVariant> ChainMapper::rewriteNest(const Stmt &S) {
   auto WholeRuns = [&](BinaryOp Op) { return binary(Op, imod(Cols, intImm(Width)), intImm(0)); };
   HeldRanges.clear();
   HeldPeelRanges.clear();
+  HeldLows.clear();
+  HeldPeelLows.clear();
   HeldWhen = nullptr;
   if (!ThreadsPinned && Width && CachedCond && !asConstInt(simplifyExpr(Cols))) {
     auto Within = [&](int64_t Lo, int64_t Hi) {
@@ -71,14 +73,16 @@ std::vector<LaunchVariant> ChainMapper::rewriteNest(const Stmt &S) {
     if (Threads < RowChainLongThreads)
       llvm::append_range(Capacities, wideCapacities());
     int64_t Lo = Threads;
+    HeldGap = false;
     for (int64_t B : Capacities) {
       if (holdPays(B)) {
-        if (HeldRanges.empty())
-          HeldLow = Lo;
-        HeldRanges.push_back({B, simplifyExpr(Range(Lo, B))});
+        if (holdWholeRunsPays(B)) {
+          HeldGap |= !HeldRanges.empty() && HeldRanges.back().first != Lo;
+          HeldRanges.push_back({B, simplifyExpr(Range(Lo, B))});
+          HeldLows.push_back(Lo);
+        }
         if (PeelCond && sharedRows(B)) {
-          if (HeldPeelRanges.empty())
-            HeldPeelLow = Lo;
+          HeldPeelLows.push_back(Lo);
           HeldPeelRanges.push_back({B, simplifyExpr(land(Within(Lo, B), WholeRuns(BinaryOp::Ne)))});
         }
       }
@@ -87,12 +91,22 @@ std::vector<LaunchVariant> ChainMapper::rewriteNest(const Stmt &S) {
     // Where any held launch runs: the whole-runs range, and the peeled
     // one (all rows there where it is the same).
     if (!HeldRanges.empty()) {
-      int64_t Lo = HeldLow, Hi = HeldRanges.back().first;
+      int64_t Lo = HeldLows.front(), Hi = HeldRanges.back().first;
       HeldWhen = Range(Lo, Hi);
+      // Whole runs past a capacity that does not hold them: each range.
+      if (HeldGap) {
+        HeldWhen = nullptr;
+        for (const auto &[B, When] : HeldRanges)
+          HeldWhen = HeldWhen ? binary(BinaryOp::Or, HeldWhen, When) : When;
+      }
       if (!HeldPeelRanges.empty()) {
-        int64_t PLo = HeldPeelLow, PHi = HeldPeelRanges.back().first;
-        HeldWhen = PLo == Lo && PHi == Hi ? Within(Lo, Hi)
-                                          : binary(BinaryOp::Or, HeldWhen, Within(PLo, PHi));
+        int64_t PLo = HeldPeelLows.front(), PHi = HeldPeelRanges.back().first;
+        if (HeldGap)
+          HeldWhen =
+              binary(BinaryOp::Or, HeldWhen, land(Within(PLo, PHi), WholeRuns(BinaryOp::Ne)));
+        else
+          HeldWhen = PLo == Lo && PHi == Hi ? Within(Lo, Hi)
+                                            : binary(BinaryOp::Or, HeldWhen, Within(PLo, PHi));
       }
       HeldWhen = simplifyExpr(HeldWhen);
     }
@@ -120,12 +134,14 @@ std::vector<LaunchVariant> ChainMapper::rewriteNest(const Stmt &S) {
       return !Ranges.empty() && Ranges.back().first > RowChainLongThreads;
     };
     LongAbove = RowChainLongThreads * RowChainCacheElements;
-    if (Beyond(HeldRanges) && Beyond(HeldPeelRanges))
+    if (Beyond(HeldRanges) && Beyond(HeldPeelRanges) && !HeldGap)
       LongAbove = HeldRanges.back().first * RowChainCacheElements;
     const int64_t HeldAbove =
         Beyond(HeldRanges) ? HeldRanges.back().first * RowChainCacheElements : LongAbove;
     LongWhen = land(lt(intImm(LongAbove), Cols), Many ? binary(BinaryOp::Or, Few, Many) : Few);
-    if (Beyond(HeldRanges) && !Beyond(HeldPeelRanges))
+    if (HeldGap)
+      LongWhen = land(LongWhen, unary(UnaryOp::Not, HeldWhen));
+    else if (Beyond(HeldRanges) && !Beyond(HeldPeelRanges))
       LongWhen =
           land(LongWhen, unary(UnaryOp::Not,
                                land(lt(intImm(RowChainLongThreads * RowChainCacheElements), Cols),
@@ -215,15 +231,28 @@ bool ChainMapper::holdPays(int64_t B) const {
   // Kept terms are not: a held launch computes them again (plan).
   if (sharedRows(B))
     return true;
-  if (B > RowChainLongThreads)
-    return false;
+  return B <= RowChainLongThreads && !wideTensorAlongRow();
+}
+
+bool ChainMapper::wideTensorAlongRow() const {
   for (const Expr &L : Staged)
     if (dtypeBytes(L->Type) == 4)
-      return false;
+      return true;
   for (const RowPhase &P : Phases)
     if (P.Kind == RowPhaseKind::Element && dtypeBytes(findTensor(F, P.Out)->Type) == 4)
-      return false;
-  return true;
+      return true;
+  return false;
+}
+
+bool ChainMapper::holdWholeRunsPays(int64_t B) const {
+  // Two blocks an SM holding rows past 32 elements a thread take nearly all
+  // of the SM's shared memory, which the L1 cache shares: a 4-byte tensor
+  // the same in every row (layernorm's gamma and beta, four times the
+  // bytes of its f16 row) then comes from the L2 cache for each row, and
+  // layernorm's whole rows ran at 0.93-1.09x of the long launch, which
+  // re-reads X but keeps them in L1 (bench/RESULTS.md). Its rows that are
+  // not whole runs, which no launch but a held one reads in runs, gained.
+  return !(B > RowChainLongThreads && heldBlocks(B) == 2 && wideTensorAlongRow());
 }
 
 } // namespace rowchain

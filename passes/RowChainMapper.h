@@ -91,11 +91,16 @@ private:
   /// While a held launch is built: its capacity, in threads of 32 elements
   /// (heldThreads: a block per row, no lane groups, the row held where it
   /// fits). HeldRanges: each held launch's capacity and the sizes where it
-  /// runs (rows longer than the one before it holds, from HeldLow's);
+  /// runs (rows longer than the one before it holds, from HeldLows);
   /// HeldWhen: where any does (one range, for the main launch's grid).
   int64_t Held = 0;
   std::vector<std::pair<int64_t, Expr>> HeldRanges;
-  int64_t HeldLow = 0, HeldPeelLow = 0;
+  /// Where each of HeldRanges and HeldPeelRanges starts: rows longer than
+  /// this many threads' 32 elements.
+  std::vector<int64_t> HeldLows, HeldPeelLows;
+  /// Whether a capacity between two of HeldRanges holds no whole runs
+  /// (holdWholeRunsPays): those rows go to the long launch.
+  bool HeldGap = false;
   Expr HeldWhen;
   /// While a held launch of rows that are not whole runs is built (its
   /// peeled runs held, no whole-runs version; a block per row, unlike
@@ -189,6 +194,13 @@ private:
   /// the row is held in registers no 4-byte tensor along the row comes
   /// with it (measured; kept terms are computed again).
   bool holdPays(int64_t B) const;
+  /// Whether the held launch of B that pays takes rows of whole runs too,
+  /// not only those that are not (rows held two blocks an SM past 32
+  /// elements a thread beside a 4-byte tensor along the row do not).
+  bool holdWholeRunsPays(int64_t B) const;
+  /// Whether a 4-byte tensor along the row comes with it (layernorm's
+  /// gamma and beta).
+  bool wideTensorAlongRow() const;
 
   /// Whether the re-read version sweeps a tensor more than once.
   bool rereads() const;

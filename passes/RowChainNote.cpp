@@ -84,10 +84,22 @@ std::string ChainMapper::describe(unsigned Line, int64_t Warps) const {
       How + "; each reduction: shfl_xor butterflies" +
       (PerBlock && Warps > 1 ? ", in a block the warp totals through shared memory, one barrier"
                              : "");
-  // "; rows of A to B": the lengths a list of held launches takes.
-  auto RowsOf = [](int64_t Lo, const std::vector<std::pair<int64_t, Expr>> &Ranges) {
-    return "; rows of " + std::to_string(Lo * RowChainCacheElements + 1) + " to " +
-           std::to_string(Ranges.back().first * RowChainCacheElements);
+  // "; rows of A to B (and C to D)": the lengths a list of held launches
+  // takes, each range from where it starts (Lows).
+  auto RowsOf = [](const std::vector<int64_t> &Lows,
+                   const std::vector<std::pair<int64_t, Expr>> &Ranges) {
+    std::string Out;
+    for (size_t I = 0; I < Ranges.size(); ++I) {
+      if (I > 0 && Lows[I] == Ranges[I - 1].first)
+        continue;
+      size_t J = I;
+      while (J + 1 < Ranges.size() && Lows[J + 1] == Ranges[J].first)
+        ++J;
+      Out += (Out.empty() ? "; rows of " : " and ") +
+             std::to_string(Lows[I] * RowChainCacheElements + 1) + " to " +
+             std::to_string(Ranges[J].first * RowChainCacheElements);
+    }
+    return Out;
   };
   // "launches of 512, 1024 and 512 threads a row": theirs, in order.
   auto LaunchesOf = [&](const std::vector<std::pair<int64_t, Expr>> &Ranges) {
@@ -100,29 +112,31 @@ std::string ChainMapper::describe(unsigned Line, int64_t Warps) const {
     return Out + " threads a row";
   };
   if (!Long && !Held && !PeeledHeld)
-    remark("row-chain", Line,
-           "took it: " + std::to_string(Phases.size()) + " phases, " + Mapping +
-               (CachedCond ? ", the row held in " + Where + " when it fits" : "") +
-               (Online ? ", a max and the sum of exp(x - max) in one sweep (online)" : "") +
-               (PeelCond ? WideCond ? ", rows of other lengths peeled" : ", rows peeled" : "") +
-               (PeeledWhen ? "; rows of up to " + std::to_string(WarpSize * RowChainCacheElements) +
-                                 " elements not in whole runs: a launch that holds their runs "
-                                 "from the first 16-byte boundary"
-                           : "") +
-               (LongWhen
-                    ? "; up to " + std::to_string(RowChainFewRows) + " rows of over " +
-                          std::to_string(LongAbove) + " elements" +
-                          std::string(Width && rereads() ? " (any number in whole runs)" : "") +
-                          ": a launch of " + std::to_string(RowChainLongThreads) + " threads a row"
-                    : "") +
-               (HeldWhen ? RowsOf(HeldLow, HeldRanges) + " elements in whole runs: " +
-                               LaunchesOf(HeldRanges) + " that hold them"
-                         : "") +
-               (HeldPeelRanges.empty()
-                    ? ""
-                    : RowsOf(HeldPeelLow, HeldPeelRanges) +
-                          " elements not in whole runs: " + LaunchesOf(HeldPeelRanges) +
-                          " that hold their runs from the first 16-byte boundary"));
+    remark(
+        "row-chain", Line,
+        "took it: " + std::to_string(Phases.size()) + " phases, " + Mapping +
+            (CachedCond ? ", the row held in " + Where + " when it fits" : "") +
+            (Online ? ", a max and the sum of exp(x - max) in one sweep (online)" : "") +
+            (PeelCond ? WideCond ? ", rows of other lengths peeled" : ", rows peeled" : "") +
+            (PeeledWhen ? "; rows of up to " + std::to_string(WarpSize * RowChainCacheElements) +
+                              " elements not in whole runs: a launch that holds their runs "
+                              "from the first 16-byte boundary"
+                        : "") +
+            (LongWhen
+                 ? "; up to " + std::to_string(RowChainFewRows) + " rows of over " +
+                       std::to_string(LongAbove) + " elements" +
+                       std::string(Width && rereads() ? " (any number in whole runs)" : "") +
+                       ": a launch of " + std::to_string(RowChainLongThreads) + " threads a row" +
+                       std::string(HeldGap ? " where none below holds them" : "")
+                 : "") +
+            (HeldWhen ? RowsOf(HeldLows, HeldRanges) +
+                            " elements in whole runs: " + LaunchesOf(HeldRanges) + " that hold them"
+                      : "") +
+            (HeldPeelRanges.empty()
+                 ? ""
+                 : RowsOf(HeldPeelLows, HeldPeelRanges) +
+                       " elements not in whole runs: " + LaunchesOf(HeldPeelRanges) +
+                       " that hold their runs from the first 16-byte boundary"));
   return What;
 }
 
