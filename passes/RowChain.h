@@ -38,8 +38,9 @@
 //   T threads at N a thread, where the held tensors take at most
 //   RowChainSharedWideRowBytes (one f16 tensor) and the target has the
 //   shared memory: as much as leaves two blocks an SM in blocks of 512
-//   (held512x112 on sm_90, rows of up to 57344 elements), then
-//   held1024x64, one an SM. A block of 1024
+//   (held512x112 on sm_90, rows of up to 57344 elements; only rows that
+//   are not whole runs beside a 4-byte tensor along the row, whose L1 the
+//   held rows would take), then held1024x64, one an SM. A block of 1024
 //   threads holds its rows in shared memory where they take at most
 //   RowChainSharedRowBytes (each thread's runs in its own slots, brought
 //   back to registers a run at a time), and asks ptxas for two blocks a SM
