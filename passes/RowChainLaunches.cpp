@@ -162,10 +162,10 @@ std::vector<LaunchVariant> ChainMapper::rewriteNest(const Stmt &S) {
         land(le(Cols, intImm(WarpSize * RowChainCacheElements)), WholeRuns(BinaryOp::Ne)));
   // Rows held in shared memory leave a thread of 1024 few registers: the
   // launch asks ptxas for the two blocks a SM that holding them there is
-  // for (unasked, it may take more registers and leave one). Rows of 64
-  // elements a thread leave room for one block: asked for one, ptxas
-  // takes the registers that allows (unasked, it held the peeled kernel
-  // to 32 and spilled).
+  // for (unasked, it may take more registers and leave one). Past 32
+  // elements a thread, as many as its rows leave room for (heldBlocks):
+  // two in blocks of 512, or one of 1024, where ptxas takes the registers
+  // that allows (unasked, it held the peeled kernel to 32 and spilled).
   auto TwoBlocks = [&](LaunchVariant &L) {
     if (SharedRows)
       chooseKnob(F, L.Knobs, "min_blocks", {Held > RowChainLongThreads ? heldBlocks(Held) : 2}, "",

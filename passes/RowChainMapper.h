@@ -92,7 +92,8 @@ private:
   /// (heldThreads: a block per row, no lane groups, the row held where it
   /// fits). HeldRanges: each held launch's capacity and the sizes where it
   /// runs (rows longer than the one before it holds, from HeldLows);
-  /// HeldWhen: where any does (one range, for the main launch's grid).
+  /// HeldWhen: where any does (for the main launch's grid: one range, or
+  /// each one's where HeldGap).
   int64_t Held = 0;
   std::vector<std::pair<int64_t, Expr>> HeldRanges;
   /// Where each of HeldRanges and HeldPeelRanges starts: rows longer than
@@ -208,7 +209,7 @@ private:
   /// Whether B threads' worth of rows of 32 elements a thread are held in
   /// shared memory (SharedRows): B is RowChainLongThreads and the held
   /// tensors take at most RowChainSharedRowBytes, or B is more (a block of
-  /// RowChainLongThreads at B / 32 elements a thread) and they take at most
+  /// heldThreads(B) at more elements a thread) and they take at most
   /// RowChainSharedWideRowBytes, within the target's shared memory.
   bool sharedRows(int64_t B) const;
   /// The bytes of shared memory the held tensors of a row of B * 32
