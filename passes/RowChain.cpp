@@ -256,7 +256,7 @@ std::vector<int64_t> ChainMapper::wideCapacities() {
   while (Two + Step < 2 * RowChainLongThreads && heldBlocks(Two + Step) == 2)
     Two += Step;
   for (int64_t B : {Two, 2 * RowChainLongThreads})
-    if (B > RowChainLongThreads && sharedRows(B) && (Out.empty() || Out.back() != B)) {
+    if (B > RowChainLongThreads && sharedRows(B)) {
       Out.push_back(B);
       WideThreads[B] = heldBlocks(B) == 2 ? RowChainLongThreads / 2 : RowChainLongThreads;
     }

@@ -127,8 +127,7 @@ std::vector<LaunchVariant> ChainMapper::rewriteNest(const Stmt &S) {
   // whole runs.
   LongWhen = nullptr;
   if (!ThreadsPinned && Threads < RowChainLongThreads && !asConstInt(simplifyExpr(Cols))) {
-    Expr Many =
-        Width && rereads() ? binary(BinaryOp::Eq, imod(Cols, intImm(Width)), intImm(0)) : nullptr;
+    Expr Many = Width && rereads() ? WholeRuns(BinaryOp::Eq) : nullptr;
     Expr Few = le(flatExtent(Run.Loops), intImm(RowChainFewRows));
     auto Beyond = [&](const std::vector<std::pair<int64_t, Expr>> &Ranges) {
       return !Ranges.empty() && Ranges.back().first > RowChainLongThreads;
