@@ -8,7 +8,8 @@ is checked on shapes the suite does not hold (skinny, wide, MLP-sized).
         [--only gemm_f16,bgemm_f16,...]
 
 Each suite kernel (bench/suite: gemm_f16 over 34 shapes, gemm_bf16, gemm_tf32,
-gemm_i8, bgemm_f16 over 10, gemm_bias_gelu, gated_mlp at T = 4096, 64, 32 and 16) is
+gemm_i8, bgemm_f16 over 10, gemm_bias_gelu, gated_mlp at T = 4096, 64, 32 and 16,
+gemm_f32 over 12 against torch's f32 matmul without tf32) is
 compiled twice by the tdsl package, with the knobs of --base and of --new pinned (default: base
 double_buffer=off, new none: tdslc's own choice), each by its own tdslc where
 --base-tdslc and --new-tdslc name two builds, and called on the same
@@ -51,6 +52,11 @@ BGEMM_SHAPES = [(16, 1024, 1024, 1024), (96, 512, 512, 64), (96, 512, 64, 512), 
                 (32, 1024, 1024, 1024), (8, 2048, 2048, 2048), (64, 512, 512, 512),
                 # A decoder's attention scores: a few query rows per head against its keys.
                 (32, 1, 4096, 128), (128, 16, 1024, 128), (64, 64, 2048, 128)]
+# The CUDA-core f32 GEMM: the default tiles, and few output tiles against a long k loop
+# (tile-contraction's split_k): a decoder's rows, square products of long k.
+F32_SHAPES = [(4096, 4096, 4096), (2048, 2048, 2048), (4095, 4097, 1023), (256, 256, 524288),
+              (128, 128, 65536), (256, 256, 16384), (1024, 1024, 32768), (64, 4096, 4096),
+              (16, 4096, 11008), (1024, 1024, 4096), (2048, 1024, 8192), (512, 512, 8192)]
 
 
 def knobs(text):
@@ -129,11 +135,21 @@ def compiled_only(args, sources):
 
 
 SUITE_KERNELS = ("gemm_f16", "gemm_bf16", "gemm_tf32", "gemm_i8", "bgemm_f16", "gemm_bias_gelu",
-                 "gated_mlp")
+                 "gated_mlp", "gemm_f32")
 
 
 def suite_source(name):
     return os.path.join(REPO, "bench", "suite", name + ".tdsl")
+
+
+def f32_matmul(a, b):
+    """torch's f32 matmul as a user gets it by default: no tf32 (the sweep
+    allows tf32 for gemm_tf32's peer)."""
+    torch.backends.cuda.matmul.allow_tf32 = False
+    try:
+        return a @ b
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = True
 
 
 def cases(quick):
@@ -162,6 +178,9 @@ def cases(quick):
     for t in (4096, 64, 32, 16):
         yield ("gated_mlp", (rand(t, 4096), rand(4096, 11008) / 64, rand(4096, 11008) / 64),
                lambda x, g, u: F.silu(x @ g) * (x @ u), f"T{t} D4096 F11008")
+    f32 = torch.float32
+    for m, n, k in F32_SHAPES:
+        yield "gemm_f32", (rand(m, k, dtype=f32), rand(k, n, dtype=f32)), f32_matmul, f"{m}x{n}x{k}"
 
 
 def sweep_parser(base, out, quick):

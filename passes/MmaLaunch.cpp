@@ -26,14 +26,13 @@ namespace tdsl::mma {
 /// (MmaSmallEngineTiles).
 /// Where even those tiles are few and the k loop long, a third
 /// launch splits each tile's k loop over blocks, and a fourth adds their
-/// partials (passes/MmaSplitK.h). Where they may give many tiles of
+/// partials (passes/ContractionSplitK.h). Where they may give many tiles of
 /// MmaLargeBlock and a long k loop (a plain product of 16-bit operands;
-/// MmaLargeMinK), a launch of those blocks; where a batched nest's k loop and columns are long, one of
-/// 64x64 warps; where they give one wave of tiles, one of twice the warps
-/// (MmaOneWaveTiles), and up to one and a half, one of half blocks
-/// (MmaHalfTiles). Each launch's grid is empty for the others' sizes. Not
-/// when the block or warp tile is pinned; only the launches that can run
-/// when the sizes are constants.
+/// MmaLargeMinK), a launch of those blocks; where a batched nest's k loop and columns are long, one
+/// of 64x64 warps; where they give one wave of tiles, one of twice the warps (MmaOneWaveTiles), and
+/// up to one and a half, one of half blocks (MmaHalfTiles). Each launch's grid is empty for the
+/// others' sizes. Not when the block or warp tile is pinned; only the launches that can run when
+/// the sizes are constants.
 std::vector<LaunchVariant> MmaTiler::variants(const Stmt &Nest, std::vector<Knob> &) {
   Small = Split = Wide = Large = Wave = Half = SmallEngine = false;
   Few = SplitWhen = WideWhen = LargeWhen = WaveWhen = HalfWhen = SmallEngineWhen = nullptr;
@@ -129,7 +128,7 @@ std::vector<LaunchVariant> MmaTiler::variants(const Stmt &Nest, std::vector<Knob
     if (Third == Nest)
       return {{"", Main}};
     Out.push_back({"split", Third, SplitK->partials()});
-    Out.push_back({"split_sum", SplitK->sum(Names, Line)});
+    Out.push_back({"split_sum", SplitK->sum(Names, PassName, Line)});
     SplitK.reset();
   }
   return Out;
@@ -282,15 +281,15 @@ Stmt MmaTiler::place(Stmt Launch, bool WideTwice, bool GeneralTwice) {
             " blocks per output tile (block.y), each adding its run of k tiles from zero into " +
             "partials that the next launch adds";
     remark(PassName, Line,
-           "where the sizes give fewer than " + std::to_string(MmaSplitMaxTiles) +
+           "where the sizes give fewer than " + std::to_string(SplitKMaxTiles) +
                " output tiles of " + std::to_string(S.BlockM) + "x" + std::to_string(S.BlockN) +
-               " and " + std::to_string(2 * MmaSplitMinKTiles) +
+               " and " + std::to_string(2 * SplitKMinKTiles) +
                " k tiles or more, and the partials cost little beside the operands, the k loop " +
                "split over blocks: a launch of partials, then a launch that adds them");
   } else if (Small) {
     // The split's sizes give fewer small tiles than the engine's launch
     // takes: that launch needs no test of them.
-    static_assert(MmaSplitMaxTiles <= MmaSmallEngineTiles);
+    static_assert(SplitKMaxTiles <= MmaSmallEngineTiles);
     Grid = gridWhen(gridWhen(Grid, Open(Few), true),
                     SplitWhen && !SmallEngine ? Open(SplitWhen) : nullptr, false);
     Grid = gridWhen(Grid, SmallEngineWhen, SmallEngine);
@@ -331,7 +330,7 @@ Stmt MmaTiler::place(Stmt Launch, bool WideTwice, bool GeneralTwice) {
         Few = simplifyExpr(binary(BinaryOp::Or, lt(Tiles, c(MmaFewTiles)), Short));
         if (S.SplitK) {
           MmaSchedule Sm = smallSchedule();
-          SplitWhen = MmaSplitK::when(N, Sm.BlockM, Sm.BlockN, Sm.TileK);
+          SplitWhen = ContractionSplitK::when(N, Sm.BlockM, Sm.BlockN, Sm.TileK);
         }
       }
       if (!asConstInt(Few))

@@ -10,8 +10,8 @@
 #ifndef TDSL_PASSES_MMATILER_H
 #define TDSL_PASSES_MMATILER_H
 
+#include "passes/ContractionSplitK.h"
 #include "passes/MmaMatch.h"
-#include "passes/MmaSplitK.h"
 #include "passes/PassUtils.h"
 #include "passes/Schedule.h"
 
@@ -61,7 +61,7 @@ private:
        SmallEngine = false;
   Expr Few, SplitWhen, WideWhen, LargeWhen, WaveWhen, HalfWhen, SmallEngineWhen;
   /// The split being built: its partials and second launch.
-  std::optional<MmaSplitK> SplitK;
+  std::optional<ContractionSplitK> SplitK;
   /// What schedule() chose for the variant: the one launch (tiles pinned
   /// or few_tiles = off), a batched nest's 64x64 warps, the large block,
   /// the one-wave block, the half block.

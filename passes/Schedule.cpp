@@ -65,7 +65,8 @@ const std::vector<KnobSpec> &knobSpecs() {
        "one launch for consecutive maps over the same domain that read a tensor at the same "
        "subscripts (Y = X * 2; Z = relu(X)), each such tensor read once (default on)"},
       {"tensor_cores", "tile-mma", "auto | on | off",
-       "f16, bf16, tf32() and i8 contractions on tensor cores (mma.sync, sm_80 and newer); off gives the "
+       "f16, bf16, tf32() and i8 contractions on tensor cores (mma.sync, sm_80 and newer); off "
+       "gives the "
        "CUDA-core kernel; on also says (--remarks) why a nest that is no contraction was not "
        "taken (default auto)"},
       {"warp_tile", "tile-mma", "[WM, WN]",
@@ -86,11 +87,14 @@ const std::vector<KnobSpec> &knobSpecs() {
        "where the sizes are open, a second launch of 64x64 block tiles (32x32 warps) for the "
        "sizes whose default blocks number fewer than 128 (skinny and small products, small "
        "batches), which would leave most SMs idle (auto, default); off: one launch"},
-      {"split_k", "tile-mma", "auto | off",
-       "where the sizes are open, a launch that splits the k loop of each 64x64 output tile "
-       "over up to 16 blocks, adding their partials in a second launch, for the sizes whose "
-       "64x64 tiles number fewer than 128 and whose k loop has 32 k tiles or more (skinny "
-       "products with long k), which would leave most SMs idle (auto, default); off: no split"},
+      {"split_k", "tile-contraction, tile-mma", "auto | off",
+       "a launch that splits the k loop of each output tile (64x64 on tensor cores, the "
+       "block tile on CUDA cores) over up to 64 blocks, adding their partials in a second "
+       "launch, for the sizes whose tiles number fewer than 256 and whose k loop has 32 k "
+       "tiles or more, where the partials cost little beside the operands' bytes (tensor "
+       "cores) or the FLOPs (CUDA cores): skinny products and long k, which would leave "
+       "most SMs idle (auto, default; not with a pinned block, thread or k tile on CUDA "
+       "cores); off: no split"},
       {"swizzle", "tile-mma", "auto | off",
        "XOR-swizzle the shared tiles so that cp.async writes and ldmatrix reads are free of "
        "bank conflicts, or pad the rows of f32 tiles whose fragments load an element at a time "
@@ -143,10 +147,10 @@ const std::vector<KnobSpec> &knobSpecs() {
       {"items_per_thread", "map-elementwise", "U",
        "elements per thread of an elementwise kernel, all loaded before the first store "
        "(default 4)"},
-      {"unroll", "unroll", "N", "partial unroll factor of inner loops of unknown trip count "
-                                "(default 4; 1 turns it off)"},
-      {"unroll_limit", "unroll", "N",
-       "largest constant trip count unrolled fully (default 16)"},
+      {"unroll", "unroll", "N",
+       "partial unroll factor of inner loops of unknown trip count "
+       "(default 4; 1 turns it off)"},
+      {"unroll_limit", "unroll", "N", "largest constant trip count unrolled fully (default 16)"},
       {"padding", "pad-shared", "auto | off | N",
        "elements added to each shared-memory row (default auto: the bank-conflict model "
        "chooses)"},

@@ -1,13 +1,16 @@
 //===- TileContraction.cpp - Block, thread and register tiles for GEMMs ---===//
 #include "passes/TileContraction.h"
+#include "ir/Printer.h"
+#include "ir/Simplify.h"
 #include "passes/ContractionMatch.h"
+#include "passes/ContractionSplitK.h"
 #include "passes/ContractionStaging.h"
 #include "passes/PassUtils.h"
 #include "passes/Schedule.h"
-#include "ir/Simplify.h"
 
 #include "llvm/ADT/STLExtras.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,15 +26,23 @@ class Tiler {
 public:
   explicit Tiler(Func &F) : F(F), Names(F) {}
 
-  /// The body of Nest's launch, or Nest itself when it is not a
-  /// contraction; Knobs receives what the tiling chose for the backend.
-  Stmt tile(const Stmt &Nest, std::vector<Knob> &Knobs);
+  /// Nest's launches, none when it is not a contraction: the tiled
+  /// launch and, where the sizes may give few output tiles and a long k
+  /// loop, a launch that splits the k loop and one that adds its partials
+  /// (passes/ContractionSplitK.h).
+  std::vector<LaunchVariant> variants(const Stmt &Nest);
 
 private:
   Func &F;
   NameTable Names;
   ContractionSchedule S;
   std::vector<Knob> *Chosen = nullptr; ///< the launch's knobs, while tiling
+  /// Split: tile() builds the launch that splits the k loop; SplitWhen is
+  /// the test on sizes under which it runs (null: never), which the first
+  /// build sets.
+  bool Split = false;
+  Expr SplitWhen;
+  std::optional<ContractionSplitK> SplitK;
 
   // The nest being tiled.
   std::vector<const ForNode *> Batch;
@@ -40,6 +51,9 @@ private:
   std::vector<CoreOperandStage> Ops;
   // Names of the launch's variables.
   std::string BZ, BY, BX, TX, TR, TC, KT;
+  // A split's: its index, the flat batch, k tiles per split, the block's
+  // first k tile and its count of them.
+  std::string SP, BF, KP, KF, KN;
   /// Which shared buffer the tile accesses being built use (two stages).
   Expr Stage;
 
@@ -47,6 +61,10 @@ private:
     return stagedAt(S.Stages == 2 ? Stage : nullptr, std::move(KK), std::move(X));
   }
 
+  /// The body of Nest's launch (Split: the split's), or Nest itself
+  /// when it is not a contraction; Knobs receives what the tiling chose
+  /// for the backend.
+  Stmt tile(const Stmt &Nest, std::vector<Knob> &Knobs);
   bool match(const Stmt &Nest);
 
   int64_t threadsAlong(bool Row) const {
@@ -167,6 +185,18 @@ Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
     remark("tile-contraction", Line, Why + "; left to the passes after it");
     return Nest;
   }
+  // Where the sizes may give few tiles and a long k loop, a split (not
+  // when the tiles are pinned, or split_k = off).
+  if (!Split) {
+    const Knob *SplitKnob = findKnob(F, "split_k");
+    SplitWhen = (SplitKnob && SplitKnob->Word == "off") || findKnob(F, "block_tile") ||
+                        findKnob(F, "thread_tile") || findKnob(F, "k_tile")
+                    ? nullptr
+                    : ContractionSplitK::when(Contraction, S.BlockM, S.BlockN, S.TileK,
+                                              /*ComputeBound=*/true);
+  }
+  // The test, where the sizes leave it open (null: always or never).
+  Expr OpenSplit = SplitWhen && !asConstInt(SplitWhen) ? SplitWhen : nullptr;
 
   // 3. Names: the launch's variables once per function (sibling launches
   //    have disjoint scopes, so each reads the same names), then per operand
@@ -180,6 +210,14 @@ Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
     TC = Names.fresh("tc");
     KT = Names.fresh("kt");
   }
+  if (Split) {
+    SplitK.emplace(Contraction, S.BlockM, S.BlockN, S.TileK, OpenSplit, Names);
+    SP = Names.fresh("split");
+    BF = Names.fresh("bb");
+    KP = Names.fresh("kper");
+    KF = Names.fresh("kfirst");
+    KN = Names.fresh("ktiles");
+  }
   for (CoreOperandStage &O : Ops) {
     const std::string &Buf = static_cast<const LoadNode &>(*O.Load).Buffer;
     O.chooseRun(F, S);
@@ -189,11 +227,19 @@ Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
     O.Next = Names.fresh(Buf + "_next");
   }
 
-  // 4. Initialization of the thread's TM x TN accumulators.
+  // 4. Initialization of the thread's TM x TN accumulators: the nest's
+  //    init, or zeros in a split's blocks (its second launch starts from
+  //    the init).
   std::vector<Stmt> Body;
   std::string I = Names.fresh("i"), J = Names.fresh("j");
   {
     Stmt Init = withAccumulatorsAt(Contraction, Contraction.Init, {var(I), var(J)});
+    if (Split) {
+      std::vector<Stmt> Zeros;
+      for (const ContractionAcc &A : Contraction.Accs)
+        Zeros.push_back(store(A.Name, {var(I), var(J)}, zeroOf(A.Type), Line));
+      Init = block(std::move(Zeros), Line);
+    }
     Body.push_back(forLoop(I, c(0), c(S.ThreadM), ForKind::Serial,
                            forLoop(J, c(0), c(S.ThreadN), ForKind::Serial, Init, Line), Line));
   }
@@ -209,9 +255,13 @@ Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
   //    - prefetch alone: the same registers, one shared buffer, so a
   //      barrier before and after the tile's FMAs;
   //    - neither: copy, barrier, FMAs, barrier.
+  //    A split's block walks its own run of k tiles, KN from KF (kt
+  //    counts from KF, so the loop keeps one bound live, not KF and KN).
   Expr KExt = RedLoop->Extent;
-  Expr Tiles = ceilDiv(KExt, S.TileK);
+  Expr First = Split ? var(KF) : c(0);
+  Expr Tiles = Split ? var(KN) : ceilDiv(KExt, S.TileK);
   Expr KBase = mul(var(KT), c(S.TileK));
+  Expr KStart = Split ? mul(First, c(S.TileK)) : c(0);
   std::vector<Stmt> Loop;
   auto Compute = [&]() {
     // One after another: the order of the fresh names is fixed.
@@ -231,12 +281,12 @@ Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
       Out.push_back(O.storeNext(Names, S, TX, S.Stages == 2 ? Stage : nullptr, Line));
     return block(std::move(Out));
   };
-  Expr HasNext = lt(add(var(KT), c(1)), Tiles);
+  Expr HasNext = lt(add(var(KT), c(1)), Split ? add(First, Tiles) : Tiles);
   if (S.Stages == 2) {
     // Two shared buffers: tile kt+1 is stored into one while tile kt is
     // read from the other, so one barrier per k tile suffices.
-    Stage = c(0);
-    Body.push_back(CopyAll(c(0), /*ToRegs=*/true));
+    Stage = Split ? imod(First, c(2)) : c(0);
+    Body.push_back(CopyAll(KStart, /*ToRegs=*/true));
     Body.push_back(StoreAll());
     Body.push_back(barrier(Line));
     Stage = imod(var(KT), c(2));
@@ -246,7 +296,7 @@ Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
     Loop.push_back(ifThen(HasNext, StoreAll(), nullptr, Line));
     Loop.push_back(barrier(Line));
   } else if (S.Prefetch) {
-    Body.push_back(CopyAll(c(0), /*ToRegs=*/true));
+    Body.push_back(CopyAll(KStart, /*ToRegs=*/true));
     Loop.push_back(StoreAll());
     Loop.push_back(barrier(Line));
     Loop.push_back(ifThen(HasNext, CopyAll(add(KBase, c(S.TileK)), true), nullptr, Line));
@@ -258,16 +308,18 @@ Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
     Loop.push_back(Compute());
     Loop.push_back(barrier(Line));
   }
-  Body.push_back(forLoop(KT, c(0), Tiles, ForKind::Serial, block(Loop), Line));
+  Body.push_back(forLoop(KT, First, Tiles, ForKind::Serial, block(Loop), Line));
 
   // 6. The epilogue, for the outputs inside the tensor: those beyond M or N
-  //    were computed from zeros and are never stored.
+  //    were computed from zeros and are never stored. A split's blocks
+  //    store their sums to the partials instead.
   {
     Stmt Out = withAccumulatorsAt(Contraction, Contraction.Epilogue, {var(I), var(J)});
     Expr GM = add(blockOffset(true), outputOffset(true, var(I)));
     Expr GN = add(blockOffset(false), outputOffset(false, var(J)));
-    Stmt St = letStmt(RowLoop->Var, fromMin(RowLoop->Min, GM),
-                      letStmt(ColLoop->Var, fromMin(ColLoop->Min, GN), Out, Line), Line);
+    Stmt St = Split ? SplitK->storePartials(var(SP), var(BF), GM, GN, {var(I), var(J)}, Line)
+                    : letStmt(RowLoop->Var, fromMin(RowLoop->Min, GM),
+                              letStmt(ColLoop->Var, fromMin(ColLoop->Min, GN), Out, Line), Line);
     St = ifThen(land(lt(GM, RowLoop->Extent), lt(GN, ColLoop->Extent)), St, nullptr, Line);
     Body.push_back(forLoop(I, c(0), c(S.ThreadM), ForKind::Serial,
                            forLoop(J, c(0), c(S.ThreadN), ForKind::Serial, St, Line), Line));
@@ -317,8 +369,14 @@ Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
                              Line),
                      Line);
   }
+  // A split's run of k tiles, computed before any accumulator is live.
+  if (Split)
+    Launch = letStmt(KP, SplitK->tilesPerSplit(),
+                     letStmt(KF, mul(var(SP), var(KP)),
+                             letStmt(KN, SplitK->tilesFrom(var(KF), var(KP)), Launch, Line), Line),
+                     Line);
   Expr BatchTotal = flatExtent(Batch);
-  Launch = bindFlatIndex(Batch, var(BZ), Launch);
+  Launch = bindFlatIndex(Batch, var(Split ? BF : BZ), Launch);
   std::string Staged;
   for (const CoreOperandStage &O : Ops)
     Staged += (Staged.empty() ? "" : ", ") + static_cast<const LoadNode &>(*O.Load).Buffer;
@@ -344,7 +402,10 @@ Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
   //    the tile allows when its accumulators, fragments and prefetched
   //    values take at most 96 of them (the rest: addresses and indices).
   //    Unless min_blocks is pinned, the pass hands that to the backend as a
-  //    knob it chose.
+  //    knob it chose. Not for a split's launch: its k run's bounds and
+  //    partials' indices are live beside the tile, and the 64-bit kernel,
+  //    held to 128 registers, spilled (attention's, sm_80), where ptxas
+  //    unasked keeps both index types within 128 (two blocks an SM).
   int64_t Words = 0;
   for (const ContractionAcc &A : Contraction.Accs)
     Words += S.ThreadM * S.ThreadN * ((dtypeBytes(A.Type) + 3) / 4);
@@ -352,32 +413,78 @@ Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
     int64_t W = (dtypeBytes(O.Type) + 3) / 4;
     Words += W * ((O.RowSide ? S.ThreadM : S.ThreadN) + (S.Prefetch ? O.copiesPerThread(S) : 0));
   }
-  if (S.MinBlocks > 1 && Words <= 96 && Threads * S.MinBlocks <= 2048 &&
+  if (!Split && S.MinBlocks > 1 && Words <= 96 && Threads * S.MinBlocks <= 2048 &&
       chooseKnob(F, *Chosen, "min_blocks", {S.MinBlocks}, "", "tile-contraction"))
     Note += "; " + std::to_string(S.MinBlocks) + " resident blocks per SM (min_blocks: " +
             std::to_string(Words) + " registers of tile state per thread leave room)";
-  remark("tile-contraction", Line,
-         "took it: block tile " + std::to_string(S.BlockM) + "x" + std::to_string(S.BlockN) +
-             ", k step " + std::to_string(S.TileK) + ", " + std::to_string(Threads) +
-             " threads of " + std::to_string(S.ThreadM) + "x" + std::to_string(S.ThreadN) +
-             " outputs; " + Staged + " staged in shared memory");
+  if (Split) {
+    Note += "; the k loop split over " + toString(SplitK->count()) +
+            " blocks per output tile (block.z), each adding its run of k tiles from zero into "
+            "partials that the next launch adds";
+    remark("tile-contraction", Line,
+           "where the sizes give fewer than " + std::to_string(SplitKMaxTiles) +
+               " output tiles of " + std::to_string(S.BlockM) + "x" + std::to_string(S.BlockN) +
+               " and " + std::to_string(2 * SplitKMinKTiles) +
+               " k tiles or more, and the partials cost little beside the operands, the k loop "
+               "split over blocks: a launch of partials, then a launch that adds them");
+  } else {
+    remark("tile-contraction", Line,
+           "took it: block tile " + std::to_string(S.BlockM) + "x" + std::to_string(S.BlockN) +
+               ", k step " + std::to_string(S.TileK) + ", " + std::to_string(Threads) +
+               " threads of " + std::to_string(S.ThreadM) + "x" + std::to_string(S.ThreadN) +
+               " outputs; " + Staged + " staged in shared memory");
+  }
   // 10. The GPU loops: threads, then block.x over n, block.y over m and
-  //     block.z over the flattened batch loops.
+  //     block.z over the flattened batch loops; a split's block.z over
+  //     the splits of each batch. Each launch's grid is empty at the
+  //     sizes where the other runs.
   Launch = block({note(Note, Line), Launch});
   Launch = forLoop(TX, c(0), c(Threads), ForKind::ThreadX, Launch, Line);
-  Launch = forLoop(BX, c(0), ceilDiv(ColLoop->Extent, S.BlockN), ForKind::BlockX, Launch, Line);
+  Launch = forLoop(BX, c(0), gridWhen(ceilDiv(ColLoop->Extent, S.BlockN), OpenSplit, Split),
+                   ForKind::BlockX, Launch, Line);
   Launch = forLoop(BY, c(0), ceilDiv(RowLoop->Extent, S.BlockM), ForKind::BlockY, Launch, Line);
-  if (!Batch.empty())
+  if (Split && !Batch.empty()) {
+    const Expr &Count = SplitK->count();
+    Launch =
+        letStmt(SP, imod(var(BZ), Count), letStmt(BF, idiv(var(BZ), Count), Launch, Line), Line);
+    Launch = forLoop(BZ, c(0), mul(BatchTotal, Count), ForKind::BlockZ, Launch, Line);
+  } else if (Split) {
+    Launch = forLoop(SP, c(0), SplitK->count(), ForKind::BlockZ, Launch, Line);
+  } else if (!Batch.empty()) {
     Launch = forLoop(BZ, c(0), BatchTotal, ForKind::BlockZ, Launch, Line);
+  }
   return Launch;
+}
+
+std::vector<LaunchVariant> Tiler::variants(const Stmt &Nest) {
+  Split = false;
+  SplitWhen = nullptr;
+  std::vector<Knob> Knobs;
+  Stmt Main = tile(Nest, Knobs);
+  if (Main == Nest)
+    return {};
+  if (!SplitWhen)
+    return {{"", Main, {}, Knobs}};
+  // Sizes that always split need no tiled launch.
+  std::vector<LaunchVariant> Out;
+  if (!asConstInt(SplitWhen))
+    Out.push_back({"", Main, {}, Knobs});
+  std::vector<Knob> SplitKnobs;
+  Split = true;
+  Stmt Parts = tile(Nest, SplitKnobs);
+  Split = false;
+  Out.push_back({"split", Parts, SplitK->partials(), SplitKnobs});
+  Out.push_back({"split_sum", SplitK->sum(Names, "tile-contraction", Nest->SrcLine)});
+  SplitK.reset();
+  return Out;
 }
 
 } // namespace
 
 void tileContraction(Func &F) {
   Tiler T(F);
-  launchNests(F, LaunchClass::Contraction,
-              [&](const Stmt &S, std::vector<Knob> &Knobs) { return T.tile(S, Knobs); });
+  launchNestVariants(F, LaunchClass::Contraction,
+                     [&](const Stmt &S, std::vector<Knob> &) { return T.variants(S); });
 }
 
 } // namespace tdsl

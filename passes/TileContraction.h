@@ -7,15 +7,20 @@
 //   ACC[0] = f(ACC[0], operands), each operand a load that uses k and
 //   exactly one of m and n; an epilogue. Other nests are declined with a
 //   remark and left to map-to-gpu.
-// Ensures: the same results bit for bit (each output still adds its k terms
-//   in k order), from one `launch NAME contraction` per nest (NAME: the tensor
-//   it writes; min_blocks chosen on it, below): a block per BM x BN output tile,
+// Ensures: the same results bit for bit where the k loop is not split (each
+//   output still adds its k terms in k order), from `launch NAME
+//   contraction` (NAME: the tensor it writes; min_blocks chosen on it,
+//   below): a block per BM x BN output tile,
 //   TM x TN outputs per thread in registers, each operand's k tile staged in
 //   shared memory by a coalesced copy, by default prefetched into registers
 //   and double-buffered, and `min_blocks = 2 by "tile-contraction"` added to
 //   the schedule when the tile's registers leave room. A note records the
-//   choices. Knobs: block_tile, k_tile, thread_tile, thread_vector,
-//   lane_cols, prefetch, stages, copy_runs (passes/Schedule.h).
+//   choices. Where the sizes may give few output tiles and a long k loop,
+//   two more launches split each tile's k loop over blocks and add their
+//   partials (passes/ContractionSplitK.h), the tiled launch's grid empty at
+//   those sizes: the sums then differ only by the order of the additions.
+//   Knobs: block_tile, k_tile, thread_tile, thread_vector, lane_cols,
+//   prefetch, stages, copy_runs, split_k (passes/Schedule.h).
 // The matcher is shared with tile-mma (passes/ContractionMatch.h); the
 // operands' staging (copy coordinates, runs, the cooperative copies and
 // the prefetch registers) is passes/ContractionStaging.h; this pass builds
@@ -34,7 +39,8 @@
 //         }                                       C[m, n] = acc[i, j] (m < M && n < N)
 //         C[m, n] = acc[0] } } }              } } } } }
 //
-// Test: test/passes/tile-contraction.tir, test/passes/tile-contraction-cuda.test
+// Test: test/passes/tile-contraction.tir, test/passes/tile-contraction-cuda.test,
+//   test/passes/tile-contraction-split.test
 //
 //===----------------------------------------------------------------------===//
 #ifndef TDSL_PASSES_TILECONTRACTION_H

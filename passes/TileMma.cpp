@@ -2,12 +2,12 @@
 #include "passes/TileMma.h"
 #include "ir/Fragment.h"
 #include "ir/Simplify.h"
+#include "passes/ContractionSplitK.h"
 #include "passes/MmaEpilogue.h"
 #include "passes/MmaEpilogueValues.h"
 #include "passes/MmaKLoop.h"
 #include "passes/MmaLineReads.h"
 #include "passes/MmaMatch.h"
-#include "passes/MmaSplitK.h"
 #include "passes/MmaStaging.h"
 #include "passes/MmaTiler.h"
 

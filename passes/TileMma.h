@@ -6,9 +6,9 @@
 //   m16n8k16), ACC[0] + f32(tf32(A)) * f32(tf32(B)) with A and B f32
 //   (m16n8k8), both into an f32 ACC, or ACC[0] + i32(A) * i32(B) with A and
 //   B i8 into an i32 ACC (m16n8k32), in either order of the operands, when
-//   the tensor-core schedule allows it (passes/Schedule.h, MmaSchedule). Anything else is declined with a
-//   remark and left to tile-contraction; with tensor_cores = on the remark
-//   also covers nests that are no contraction at all, and says so.
+//   the tensor-core schedule allows it (passes/Schedule.h, MmaSchedule). Anything else is declined
+//   with a remark and left to tile-contraction; with tensor_cores = on the remark also covers nests
+//   that are no contraction at all, and says so.
 // Ensures: the same sums, each output adding its k terms in groups of 16
 //   (the mma's own order within a group is unspecified, so results equal
 //   the CUDA-core path's exactly when the sums are exact, as with
@@ -34,18 +34,16 @@
 //   keeps tiles and a schedule of its own. The epilogue runs per accumulator element,
 //   for the outputs inside the tensor, storing to a shared tile over the
 //   operand tiles' bytes that the block then copies out in 16-byte runs
-//   (passes/MmaEpilogue.h; stage_epilogue), else from the fragments. Notes say what was chosen and why.
-//   Sibling contractions (several accumulators in one nest) stage each
-//   distinct operand once and issue an mma per accumulator; each warp
-//   holds its part of every accumulator. Where the sizes are open and
-//   may give fewer than MmaFewTiles output tiles, or at most MmaShortRows
-//   rows, the nest is written as two launches, the second (NAME_small)
-//   of MmaSmallBlock tiles, each with a grid that is empty at the other's
-//   sizes (few_tiles); on sm_90, where those small tiles are
+//   (passes/MmaEpilogue.h; stage_epilogue), else from the fragments. Notes say what was chosen and
+//   why. Sibling contractions (several accumulators in one nest) stage each distinct operand once
+//   and issue an mma per accumulator; each warp holds its part of every accumulator. Where the
+//   sizes are open and may give fewer than MmaFewTiles output tiles, or at most MmaShortRows rows,
+//   the nest is written as two launches, the second (NAME_small) of MmaSmallBlock tiles, each with
+//   a grid that is empty at the other's sizes (few_tiles); on sm_90, where those small tiles are
 //   MmaSmallEngineTiles or more and the rows fill one, a third
 //   (NAME_small_engine) fills them by the copy engine; where
 //   fewer still with a long k loop, two more split the k loop over blocks
-//   (NAME_split, NAME_split_sum; passes/MmaSplitK.h, split_k). A batched
+//   (NAME_split, NAME_split_sum; passes/ContractionSplitK.h, split_k). A batched
 //   nest's default block takes 64x32 warps, and 64x64 in a launch of its
 //   own (NAME_wide) where k and the columns are long (MmaLongK). Sizes of
 //   many output tiles and a long k loop (MmaLargeMinK) take MmaLargeBlock
@@ -59,7 +57,7 @@
 // loop's forms passes/MmaKLoop.h; the outputs' staging
 // passes/MmaEpilogue.h; the epilogue's reads along one side
 // passes/MmaLineReads.h; its values before its stores
-// passes/MmaEpilogueValues.h; the split k loop passes/MmaSplitK.h. This
+// passes/MmaEpilogueValues.h; the split k loop passes/ContractionSplitK.h. This
 // pass builds the launches around them: their bodies in
 // passes/TileMma.cpp, which launches a nest gets, their schedules and
 // grids in passes/MmaLaunch.cpp (the builder both share:

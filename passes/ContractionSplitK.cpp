@@ -1,7 +1,6 @@
-//===- MmaSplitK.cpp - A tensor-core contraction's k loop over several blocks //
-#include "passes/MmaSplitK.h"
+//===- ContractionSplitK.cpp - A contraction's k loop over several blocks -===//
+#include "passes/ContractionSplitK.h"
 #include "ir/Simplify.h"
-#include "passes/TileMma.h"
 
 namespace tdsl {
 
@@ -20,13 +19,14 @@ Expr outputTiles(const ContractionNest &N, int64_t BlockM, int64_t BlockN) {
 
 /// The splits per output tile at sizes where the split runs.
 Expr splitCount(const Expr &Tiles, const Expr &KTiles) {
-  return minE(minE(c(MmaSplitMax), idiv(KTiles, c(MmaSplitMinKTiles))),
-              ceilBy(c(MmaSplitTargetBlocks), Tiles));
+  return minE(minE(c(SplitKMaxBlocks), idiv(KTiles, c(SplitKMinKTiles))),
+              ceilBy(c(SplitKTargetBlocks), Tiles));
 }
 
 } // namespace
 
-Expr MmaSplitK::when(const ContractionNest &N, int64_t BlockM, int64_t BlockN, int64_t TileK) {
+Expr ContractionSplitK::when(const ContractionNest &N, int64_t BlockM, int64_t BlockN,
+                             int64_t TileK, bool ComputeBound) {
   Expr Tiles = outputTiles(N, BlockM, BlockN), KTiles = ceilDiv(N.Red->Extent, TileK);
   // The partials' bytes, written and read as 4-byte values, against an
   // eighth of the operands' (each read once; the batch counts on both sides
@@ -36,18 +36,22 @@ Expr MmaSplitK::when(const ContractionNest &N, int64_t BlockM, int64_t BlockN, i
   Expr Operands = c(0);
   for (const ContractionOperand &O : N.Operands)
     Operands = add(Operands, mul(c(dtypeBytes(O.Type)), mul(K, O.RowSide ? M : Cols)));
-  Expr Parts = mul(c(8 * static_cast<int64_t>(N.Accs.size())),
-                   mul(splitCount(Tiles, KTiles), mul(M, Cols)));
-  Expr W = land(land(lt(Tiles, c(MmaSplitMaxTiles)), le(c(2 * MmaSplitMinKTiles), KTiles)),
-                le(mul(Parts, mul(c(8), Tiles)),
-                   mul(Operands, sub(c(MmaSplitTargetBlocks), Tiles))));
+  Expr Parts =
+      mul(c(8 * static_cast<int64_t>(N.Accs.size())), mul(splitCount(Tiles, KTiles), mul(M, Cols)));
+  Expr Cheap = le(mul(Parts, mul(c(8), Tiles)), mul(Operands, sub(c(SplitKTargetBlocks), Tiles)));
+  // Bound by FMAs: the partials' bytes in FLOPs against those the idle
+  // SMs would add (per batch on both sides, as above).
+  if (ComputeBound)
+    Cheap = le(mul(Parts, c(SplitKFlopsPerByte * SplitKTargetBlocks)),
+               mul(mul(c(2), mul(mul(M, Cols), K)), sub(c(SplitKTargetBlocks), Tiles)));
+  Expr W = land(land(lt(Tiles, c(SplitKMaxTiles)), le(c(2 * SplitKMinKTiles), KTiles)), Cheap);
   W = simplifyExpr(W);
   std::optional<int64_t> Known = asConstInt(W);
   return Known && !*Known ? nullptr : W;
 }
 
-MmaSplitK::MmaSplitK(const ContractionNest &N, int64_t BlockM, int64_t BlockN, int64_t TileK,
-                     Expr When, NameTable &Names)
+ContractionSplitK::ContractionSplitK(const ContractionNest &N, int64_t BlockM, int64_t BlockN,
+                                     int64_t TileK, Expr When, NameTable &Names)
     : N(N), When(std::move(When)) {
   KTiles = ceilDiv(N.Red->Extent, TileK);
   // Sizes are at least 1 (the launcher checks), so the tiles are too.
@@ -61,21 +65,22 @@ MmaSplitK::MmaSplitK(const ContractionNest &N, int64_t BlockM, int64_t BlockN, i
     Parts.push_back(tempBuffer(Names.fresh(A.Name + "_part"), A.Type, Shape, MemScope::Global));
 }
 
-Expr MmaSplitK::tilesPerSplit() const { return ceilBy(KTiles, Count); }
+Expr ContractionSplitK::tilesPerSplit() const { return ceilBy(KTiles, Count); }
 
-Expr MmaSplitK::tilesFrom(const Expr &First, const Expr &PerSplit) const {
+Expr ContractionSplitK::tilesFrom(const Expr &First, const Expr &PerSplit) const {
   return minE(PerSplit, sub(KTiles, First));
 }
 
-std::vector<Expr> MmaSplitK::at(const Expr &Split, const Expr &BZ, const Expr &GM,
-                                const Expr &GN) const {
+std::vector<Expr> ContractionSplitK::at(const Expr &Split, const Expr &BZ, const Expr &GM,
+                                        const Expr &GN) const {
   if (N.Batch.empty())
     return {Split, GM, GN};
   return {Split, BZ, GM, GN};
 }
 
-Stmt MmaSplitK::storePartials(const Expr &Split, const Expr &BZ, const Expr &GM, const Expr &GN,
-                              const std::vector<Expr> &AccIdx, unsigned Line) const {
+Stmt ContractionSplitK::storePartials(const Expr &Split, const Expr &BZ, const Expr &GM,
+                                      const Expr &GN, const std::vector<Expr> &AccIdx,
+                                      unsigned Line) const {
   std::vector<Stmt> Out;
   for (size_t Q = 0; Q < N.Accs.size(); ++Q)
     Out.push_back(store(Parts[Q].Name, at(Split, BZ, GM, GN),
@@ -87,7 +92,7 @@ Stmt MmaSplitK::storePartials(const Expr &Split, const Expr &BZ, const Expr &GM,
 //     let n, m, bz (q's digits); let the nest's batch, row and column vars {
 //     alloc acc: f32[1] register { init; for s in 0..Count { acc[0] += P[s, bz, m, n] }
 //       epilogue } } } } }
-Stmt MmaSplitK::sum(NameTable &Names, unsigned Line) const {
+Stmt ContractionSplitK::sum(NameTable &Names, const char *Pass, unsigned Line) const {
   constexpr int64_t Threads = 256;
   std::string Pid = Names.fresh("pid"), TX = Names.fresh("tx"), Q = Names.fresh("q"),
               GM = Names.fresh("gm"), GN = Names.fresh("gn"), BZ = Names.fresh("bz"),
@@ -122,8 +127,9 @@ Stmt MmaSplitK::sum(NameTable &Names, unsigned Line) const {
     Total = mul(flatExtent(N.Batch), Total);
   Out = letStmt(Q, add(mul(var(Pid), c(Threads)), var(TX)),
                 ifThen(lt(var(Q), Total), Out, nullptr, Line), Line);
-  Out = block({note("[tile-mma] the split's second launch: a thread per output adds its " +
-                        std::string("partials in order to the init, then runs the epilogue"),
+  Out = block({note("[" + std::string(Pass) +
+                        "] the split's second launch: a thread per output adds its partials in "
+                        "order to the init, then runs the epilogue",
                     Line),
                Out},
               Line);
