@@ -425,7 +425,7 @@ Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
            "where the sizes give fewer than " + std::to_string(SplitKMaxTiles) +
                " output tiles of " + std::to_string(S.BlockM) + "x" + std::to_string(S.BlockN) +
                " and " + std::to_string(2 * SplitKMinKTiles) +
-               " k tiles or more, and the partials cost little beside the operands, the k loop "
+               " k tiles or more, and the partials cost little beside the FLOPs, the k loop "
                "split over blocks: a launch of partials, then a launch that adds them");
   } else {
     remark("tile-contraction", Line,
