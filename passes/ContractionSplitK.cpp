@@ -50,6 +50,14 @@ Expr ContractionSplitK::when(const ContractionNest &N, int64_t BlockM, int64_t B
   return Known && !*Known ? nullptr : W;
 }
 
+std::string ContractionSplitK::why(int64_t BlockM, int64_t BlockN, bool ComputeBound) {
+  return "where the sizes give fewer than " + std::to_string(SplitKMaxTiles) + " output tiles of " +
+         std::to_string(BlockM) + "x" + std::to_string(BlockN) + " and " +
+         std::to_string(2 * SplitKMinKTiles) + " k tiles or more, and the partials cost little " +
+         "beside the " + (ComputeBound ? "FLOPs" : "operands") +
+         ", the k loop split over blocks: a launch of partials, then a launch that adds them";
+}
+
 ContractionSplitK::ContractionSplitK(const ContractionNest &N, int64_t BlockM, int64_t BlockN,
                                      int64_t TileK, Expr When, NameTable &Names)
     : N(N), When(std::move(When)) {

@@ -69,6 +69,8 @@ public:
   /// FLOPs, not the operands' bytes (CUDA-core FMAs).
   static ir::Expr when(const ContractionNest &N, int64_t BlockM, int64_t BlockN, int64_t TileK,
                        bool ComputeBound = false);
+  /// What the pass's remark says of the split when() tests.
+  static std::string why(int64_t BlockM, int64_t BlockN, bool ComputeBound);
 
   /// The split of N, its count from BlockM x BlockN tiles, the split
   /// launch's own blocks, as when()'s; When is that test (null: always).

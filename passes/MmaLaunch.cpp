@@ -280,12 +280,7 @@ Stmt MmaTiler::place(Stmt Launch, bool WideTwice, bool GeneralTwice) {
     Note += "; the k loop split over " + toString(SplitK->count()) +
             " blocks per output tile (block.y), each adding its run of k tiles from zero into " +
             "partials that the next launch adds";
-    remark(PassName, Line,
-           "where the sizes give fewer than " + std::to_string(SplitKMaxTiles) +
-               " output tiles of " + std::to_string(S.BlockM) + "x" + std::to_string(S.BlockN) +
-               " and " + std::to_string(2 * SplitKMinKTiles) +
-               " k tiles or more, and the partials cost little beside the operands, the k loop " +
-               "split over blocks: a launch of partials, then a launch that adds them");
+    remark(PassName, Line, ContractionSplitK::why(S.BlockM, S.BlockN, /*ComputeBound=*/false));
   } else if (Small) {
     // The split's sizes give fewer small tiles than the engine's launch
     // takes: that launch needs no test of them.

@@ -422,11 +422,7 @@ Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
             " blocks per output tile (block.z), each adding its run of k tiles from zero into "
             "partials that the next launch adds";
     remark("tile-contraction", Line,
-           "where the sizes give fewer than " + std::to_string(SplitKMaxTiles) +
-               " output tiles of " + std::to_string(S.BlockM) + "x" + std::to_string(S.BlockN) +
-               " and " + std::to_string(2 * SplitKMinKTiles) +
-               " k tiles or more, and the partials cost little beside the FLOPs, the k loop "
-               "split over blocks: a launch of partials, then a launch that adds them");
+           ContractionSplitK::why(S.BlockM, S.BlockN, /*ComputeBound=*/true));
   } else {
     remark("tile-contraction", Line,
            "took it: block tile " + std::to_string(S.BlockM) + "x" + std::to_string(S.BlockN) +
