@@ -17,17 +17,18 @@ Expr outputTiles(const ContractionNest &N, int64_t BlockM, int64_t BlockN) {
   return N.Batch.empty() ? T : mul(T, flatExtent(N.Batch));
 }
 
-/// The splits per output tile at sizes where the split runs.
-Expr splitCount(const Expr &Tiles, const Expr &KTiles) {
-  return minE(minE(c(SplitKMaxBlocks), idiv(KTiles, c(SplitKMinKTiles))),
-              ceilBy(c(SplitKTargetBlocks), Tiles));
+/// The splits per output tile at sizes where the split runs, aiming at
+/// Target blocks.
+Expr splitCount(const Expr &Tiles, const Expr &KTiles, int64_t Target) {
+  return minE(minE(c(SplitKMaxBlocks), idiv(KTiles, c(SplitKMinKTiles))), ceilBy(c(Target), Tiles));
 }
 
 } // namespace
 
 Expr ContractionSplitK::when(const ContractionNest &N, int64_t BlockM, int64_t BlockN,
-                             int64_t TileK, bool ComputeBound) {
+                             int64_t TileK, bool ComputeBound, int64_t Scale) {
   Expr Tiles = outputTiles(N, BlockM, BlockN), KTiles = ceilDiv(N.Red->Extent, TileK);
+  const int64_t Target = SplitKTargetBlocks * Scale;
   // The partials' bytes, written and read as 4-byte values, against an
   // eighth of the operands' (each read once; the batch counts on both sides
   // alike), weighed by how far the tiles fall short of the target: fewer
@@ -36,34 +37,37 @@ Expr ContractionSplitK::when(const ContractionNest &N, int64_t BlockM, int64_t B
   Expr Operands = c(0);
   for (const ContractionOperand &O : N.Operands)
     Operands = add(Operands, mul(c(dtypeBytes(O.Type)), mul(K, O.RowSide ? M : Cols)));
-  Expr Parts =
-      mul(c(8 * static_cast<int64_t>(N.Accs.size())), mul(splitCount(Tiles, KTiles), mul(M, Cols)));
-  Expr Cheap = le(mul(Parts, mul(c(8), Tiles)), mul(Operands, sub(c(SplitKTargetBlocks), Tiles)));
+  Expr Parts = mul(c(8 * static_cast<int64_t>(N.Accs.size())),
+                   mul(splitCount(Tiles, KTiles, Target), mul(M, Cols)));
+  Expr Cheap = le(mul(Parts, mul(c(8), Tiles)), mul(Operands, sub(c(Target), Tiles)));
   // Bound by FMAs: the partials' bytes in FLOPs against those the idle
   // SMs would add (per batch on both sides, as above).
   if (ComputeBound)
-    Cheap = le(mul(Parts, c(SplitKFlopsPerByte * SplitKTargetBlocks)),
-               mul(mul(c(2), mul(mul(M, Cols), K)), sub(c(SplitKTargetBlocks), Tiles)));
-  Expr W = land(land(lt(Tiles, c(SplitKMaxTiles)), le(c(2 * SplitKMinKTiles), KTiles)), Cheap);
+    Cheap = le(mul(Parts, c(SplitKFlopsPerByte * Target)),
+               mul(mul(c(2), mul(mul(M, Cols), K)), sub(c(Target), Tiles)));
+  Expr W =
+      land(land(lt(Tiles, c(SplitKMaxTiles * Scale)), le(c(2 * SplitKMinKTiles), KTiles)), Cheap);
   W = simplifyExpr(W);
   std::optional<int64_t> Known = asConstInt(W);
   return Known && !*Known ? nullptr : W;
 }
 
-std::string ContractionSplitK::why(int64_t BlockM, int64_t BlockN, bool ComputeBound) {
-  return "where the sizes give fewer than " + std::to_string(SplitKMaxTiles) + " output tiles of " +
-         std::to_string(BlockM) + "x" + std::to_string(BlockN) + " and " +
+std::string ContractionSplitK::why(int64_t BlockM, int64_t BlockN, bool ComputeBound,
+                                   int64_t Scale) {
+  return "where the sizes give fewer than " + std::to_string(SplitKMaxTiles * Scale) +
+         " output tiles of " + std::to_string(BlockM) + "x" + std::to_string(BlockN) + " and " +
          std::to_string(2 * SplitKMinKTiles) + " k tiles or more, and the partials cost little " +
          "beside the " + (ComputeBound ? "FLOPs" : "operands") +
          ", the k loop split over blocks: a launch of partials, then a launch that adds them";
 }
 
 ContractionSplitK::ContractionSplitK(const ContractionNest &N, int64_t BlockM, int64_t BlockN,
-                                     int64_t TileK, Expr When, NameTable &Names)
+                                     int64_t TileK, Expr When, NameTable &Names, int64_t Scale)
     : N(N), When(std::move(When)) {
   KTiles = ceilDiv(N.Red->Extent, TileK);
   // Sizes are at least 1 (the launcher checks), so the tiles are too.
-  Count = simplifyExpr(splitCount(outputTiles(N, BlockM, BlockN), KTiles));
+  Count =
+      simplifyExpr(splitCount(outputTiles(N, BlockM, BlockN), KTiles, SplitKTargetBlocks * Scale));
   std::vector<Expr> Shape{this->When ? select(this->When, Count, c(0)) : Count};
   if (!N.Batch.empty())
     Shape.push_back(flatExtent(N.Batch));

@@ -19,7 +19,10 @@
 // batch counted) and KT k tiles:
 //   Count = min(SplitKMaxBlocks, KT / SplitKMinKTiles,
 //               ceil(SplitKTargetBlocks / T)),
-// so that each block has at least SplitKMinKTiles k tiles to pipeline;
+// so that each block has at least SplitKMinKTiles k tiles to pipeline
+// (SplitKTargetBlocks and SplitKMaxTiles count blocks of eight warps; a
+// split launch of smaller blocks, tile-contraction's short rows, scales
+// both by 256 / its threads);
 // the split runs where T < SplitKMaxTiles, KT >= 2 * SplitKMinKTiles
 // and the partials' traffic (8 * Count * M * N bytes) is at most an
 // eighth of the operands' times (SplitKTargetBlocks - T) / T: the fewer
@@ -49,7 +52,8 @@
 
 namespace tdsl {
 
-/// Blocks the split aims at: two per SM of an H200 (132 SMs), rounded.
+/// Blocks the split aims at: two blocks of eight warps per SM of an H200
+/// (132 SMs), rounded.
 constexpr int64_t SplitKTargetBlocks = 256;
 /// From this many output tiles up, no split.
 constexpr int64_t SplitKMaxTiles = 256;
@@ -66,16 +70,18 @@ public:
   /// The test on sizes under which N, tiled by BlockM x BlockN blocks with
   /// k tiles of TileK, is split; null where it never is (constant sizes
   /// that rule it out). ComputeBound: the partials weighed against the
-  /// FLOPs, not the operands' bytes (CUDA-core FMAs).
+  /// FLOPs, not the operands' bytes (CUDA-core FMAs). Scale: the split
+  /// launch's blocks hold 1 / Scale of the warps the constants count
+  /// (eight), so it aims at Scale times the blocks and tiles.
   static ir::Expr when(const ContractionNest &N, int64_t BlockM, int64_t BlockN, int64_t TileK,
-                       bool ComputeBound = false);
+                       bool ComputeBound = false, int64_t Scale = 1);
   /// What the pass's remark says of the split when() tests.
-  static std::string why(int64_t BlockM, int64_t BlockN, bool ComputeBound);
+  static std::string why(int64_t BlockM, int64_t BlockN, bool ComputeBound, int64_t Scale = 1);
 
   /// The split of N, its count from BlockM x BlockN tiles, the split
   /// launch's own blocks, as when()'s; When is that test (null: always).
   ContractionSplitK(const ContractionNest &N, int64_t BlockM, int64_t BlockN, int64_t TileK,
-                    ir::Expr When, NameTable &Names);
+                    ir::Expr When, NameTable &Names, int64_t Scale = 1);
 
   /// Splits per output tile (at sizes where the split runs).
   const ir::Expr &count() const { return Count; }

@@ -83,10 +83,12 @@ const std::vector<KnobSpec> &knobSpecs() {
        "bytes, then to memory in 16-byte rows, instead of each lane's scattered elements "
        "(default on where each output is written once at the contraction's index and the "
        "tile fits)"},
-      {"few_tiles", "tile-mma", "auto | off",
+      {"few_tiles", "tile-mma, tile-contraction", "auto | off",
        "where the sizes are open, a second launch of 64x64 block tiles (32x32 warps) for the "
        "sizes whose default blocks number fewer than 128 (skinny and small products, small "
-       "batches), which would leave most SMs idle (auto, default); off: one launch"},
+       "batches), which would leave most SMs idle; on CUDA cores, 32x128 block tiles for rows "
+       "of at most 64, 128x32 for a constant of at most 64 columns (auto, default); off: the "
+       "default block alone"},
       {"split_k", "tile-contraction, tile-mma", "auto | off",
        "a launch that splits the k loop of each output tile (64x64 on tensor cores, the "
        "block tile on CUDA cores) over up to 64 blocks, adding their partials in a second "

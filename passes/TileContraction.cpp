@@ -22,6 +22,18 @@ namespace {
 
 Expr c(int64_t V) { return intImm(V); }
 
+/// Rows of at most ShortRows (a decoder's tokens, a few heads' queries)
+/// take a launch of ShortBlock-row tiles, ShortThread rows a thread: under
+/// the default 128-row tile, 16 rows spend seven eighths of each block's
+/// FMAs on rows past M, 64 rows half. So do columns of a constant count of
+/// at most ShortRows (a matrix times a few vectors, a head's 64 columns).
+constexpr int64_t ShortRows = 64;
+constexpr int64_t ShortBlock = 32;
+constexpr int64_t ShortThread = 4;
+
+/// Which side of the output a launch's tiles are narrowed on.
+enum class Narrow { None, Rows, Cols };
+
 class Tiler {
 public:
   explicit Tiler(Func &F) : F(F), Names(F) {}
@@ -29,7 +41,8 @@ public:
   /// Nest's launches, none when it is not a contraction: the tiled
   /// launch and, where the sizes may give few output tiles and a long k
   /// loop, a launch that splits the k loop and one that adds its partials
-  /// (passes/ContractionSplitK.h).
+  /// (passes/ContractionSplitK.h); where the rows may be at most
+  /// ShortRows, those launches again over the short rows' tiles.
   std::vector<LaunchVariant> variants(const Stmt &Nest);
 
 private:
@@ -42,6 +55,11 @@ private:
   /// build sets.
   bool Split = false;
   Expr SplitWhen;
+  /// Short: the side tile() narrows the launch's tiles on; RowsWhen is
+  /// the test on the rows under which the launch being built runs (null:
+  /// always).
+  Narrow Short = Narrow::None;
+  Expr RowsWhen;
   std::optional<ContractionSplitK> SplitK;
 
   // The nest being tiled.
@@ -66,6 +84,15 @@ private:
   /// for the backend.
   Stmt tile(const Stmt &Nest, std::vector<Knob> &Knobs);
   bool match(const Stmt &Nest);
+
+  /// The short rows' blocks, of fewer threads than the default's 256,
+  /// give an SM fewer warps: their split aims at proportionally more of
+  /// them, and ptxas is asked to keep proportionally more resident.
+  int64_t blockScale() const {
+    return Short != Narrow::None ? std::max<int64_t>(1, 256 / S.threads()) : 1;
+  }
+
+  std::string shortSide() const { return Short == Narrow::Rows ? "rows" : "columns"; }
 
   int64_t threadsAlong(bool Row) const {
     return Row ? S.BlockM / S.ThreadM : S.BlockN / S.ThreadN;
@@ -179,6 +206,13 @@ Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
   for (const CoreOperandStage &O : Ops)
     Bytes = std::max<int64_t>(Bytes, dtypeBytes(O.Type));
   S = contractionSchedule(F, Bytes);
+  if (Short == Narrow::Rows) {
+    S.BlockM = ShortBlock;
+    S.ThreadM = ShortThread;
+  } else if (Short == Narrow::Cols) {
+    S.BlockN = ShortBlock;
+    S.ThreadN = ShortThread;
+  }
   unsigned Line = Nest->SrcLine;
   // Siblings' tiles, and shared tiles that fit the target.
   if (std::string Why = fitSiblings(F, Contraction.Accs.size(), Ops, S); !Why.empty()) {
@@ -193,10 +227,12 @@ Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
                         findKnob(F, "thread_tile") || findKnob(F, "k_tile")
                     ? nullptr
                     : ContractionSplitK::when(Contraction, S.BlockM, S.BlockN, S.TileK,
-                                              /*ComputeBound=*/true);
+                                              /*ComputeBound=*/true, blockScale());
   }
-  // The test, where the sizes leave it open (null: always or never).
+  // The test, where the sizes leave it open (null: always or never), and
+  // the one under which this launch runs with the rows' (null: always).
   Expr OpenSplit = SplitWhen && !asConstInt(SplitWhen) ? SplitWhen : nullptr;
+  Expr RunWhen = Split && OpenSplit ? (RowsWhen ? land(RowsWhen, OpenSplit) : OpenSplit) : RowsWhen;
 
   // 3. Names: the launch's variables once per function (sibling launches
   //    have disjoint scopes, so each reads the same names), then per operand
@@ -211,7 +247,7 @@ Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
     KT = Names.fresh("kt");
   }
   if (Split) {
-    SplitK.emplace(Contraction, S.BlockM, S.BlockN, S.TileK, OpenSplit, Names);
+    SplitK.emplace(Contraction, S.BlockM, S.BlockN, S.TileK, RunWhen, Names, blockScale());
     SP = Names.fresh("split");
     BF = Names.fresh("bb");
     KP = Names.fresh("kper");
@@ -381,11 +417,13 @@ Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
   for (const CoreOperandStage &O : Ops)
     Staged += (Staged.empty() ? "" : ", ") + static_cast<const LoadNode &>(*O.Load).Buffer;
   std::string Note =
-      "[tile-contraction] block tile " + std::to_string(S.BlockM) + "x" +
-      std::to_string(S.BlockN) + ", k step " + std::to_string(S.TileK) + ", " +
-      std::to_string(Threads) + " threads of " + std::to_string(S.ThreadM) + "x" +
-      std::to_string(S.ThreadN) + " outputs in registers (groups of " +
-      std::to_string(S.VectorWidth) + "); " + Staged +
+      std::string("[tile-contraction] ") +
+      (Short != Narrow::None ? shortSide() + " of at most " + std::to_string(ShortRows) + ": "
+                             : "") +
+      "block tile " + std::to_string(S.BlockM) + "x" + std::to_string(S.BlockN) + ", k step " +
+      std::to_string(S.TileK) + ", " + std::to_string(Threads) + " threads of " +
+      std::to_string(S.ThreadM) + "x" + std::to_string(S.ThreadN) +
+      " outputs in registers (groups of " + std::to_string(S.VectorWidth) + "); " + Staged +
       " staged in shared memory, so each global element is read once per block, not once "
       "per output" +
       (S.Prefetch ? "; the next k tile is loaded into registers during this one's FMAs" : "") +
@@ -397,15 +435,18 @@ Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
   if (!InRuns.empty())
     Note += "; " + InRuns + " copied in runs of 4 consecutive elements a thread, each run one "
             "16-byte load where the rows are a multiple of 4 and the tensor 16-byte aligned";
-  // 9. Two resident blocks per SM hide one block's barrier waits behind the
-  //    other's FMAs; ptxas must then keep to 128 registers a thread, which
-  //    the tile allows when its accumulators, fragments and prefetched
-  //    values take at most 96 of them (the rest: addresses and indices).
-  //    Unless min_blocks is pinned, the pass hands that to the backend as a
-  //    knob it chose. Not for a split's launch: its k run's bounds and
-  //    partials' indices are live beside the tile, and the 64-bit kernel,
-  //    held to 128 registers, spilled (attention's, sm_80), where ptxas
-  //    unasked keeps both index types within 128 (two blocks an SM).
+  // 9. Two resident blocks of 256 threads per SM (four of the short rows'
+  //    128) hide one block's barrier waits behind the others' FMAs; ptxas
+  //    must then keep to 128 registers a thread, which the tile allows when
+  //    its accumulators, fragments and prefetched values take at most 96 of
+  //    them (the rest: addresses and indices). Unless min_blocks is pinned,
+  //    the pass hands that to the backend as a knob it chose. Not for the
+  //    128x128 tile's split launch: its k run's bounds and partials' indices
+  //    are live beside the tile, and the 64-bit kernel, held to 128
+  //    registers, spilled (attention's, sm_80), where ptxas unasked keeps
+  //    both index types within 128 (two blocks an SM). The short rows'
+  //    split, 64 words of tile state, keeps within 128 when asked, and
+  //    unasked its 64-bit kernel was held to 80 and spilled (sm_80).
   int64_t Words = 0;
   for (const ContractionAcc &A : Contraction.Accs)
     Words += S.ThreadM * S.ThreadN * ((dtypeBytes(A.Type) + 3) / 4);
@@ -413,19 +454,27 @@ Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
     int64_t W = (dtypeBytes(O.Type) + 3) / 4;
     Words += W * ((O.RowSide ? S.ThreadM : S.ThreadN) + (S.Prefetch ? O.copiesPerThread(S) : 0));
   }
-  if (!Split && S.MinBlocks > 1 && Words <= 96 && Threads * S.MinBlocks <= 2048 &&
-      chooseKnob(F, *Chosen, "min_blocks", {S.MinBlocks}, "", "tile-contraction"))
-    Note += "; " + std::to_string(S.MinBlocks) + " resident blocks per SM (min_blocks: " +
-            std::to_string(Words) + " registers of tile state per thread leave room)";
+  int64_t MinBlocks = S.MinBlocks * blockScale();
+  if ((!Split || Short != Narrow::None) && MinBlocks > 1 && Words <= 96 &&
+      Threads * MinBlocks <= 2048 &&
+      chooseKnob(F, *Chosen, "min_blocks", {MinBlocks}, "", "tile-contraction"))
+    Note += "; " + std::to_string(MinBlocks) +
+            " resident blocks per SM (min_blocks: " + std::to_string(Words) +
+            " registers of tile state per thread leave room)";
   if (Split) {
     Note += "; the k loop split over " + toString(SplitK->count()) +
             " blocks per output tile (block.z), each adding its run of k tiles from zero into "
             "partials that the next launch adds";
     remark("tile-contraction", Line,
-           ContractionSplitK::why(S.BlockM, S.BlockN, /*ComputeBound=*/true));
+           ContractionSplitK::why(S.BlockM, S.BlockN, /*ComputeBound=*/true, blockScale()));
   } else {
     remark("tile-contraction", Line,
-           "took it: block tile " + std::to_string(S.BlockM) + "x" + std::to_string(S.BlockN) +
+           std::string("took it: ") +
+               (Short != Narrow::None
+                    ? "where the " + shortSide() + " are at most " + std::to_string(ShortRows) +
+                          ", so that no block spends most of its FMAs past the last one, "
+                    : "") +
+               "block tile " + std::to_string(S.BlockM) + "x" + std::to_string(S.BlockN) +
                ", k step " + std::to_string(S.TileK) + ", " + std::to_string(Threads) +
                " threads of " + std::to_string(S.ThreadM) + "x" + std::to_string(S.ThreadN) +
                " outputs; " + Staged + " staged in shared memory");
@@ -436,8 +485,10 @@ Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
   //     sizes where the other runs.
   Launch = block({note(Note, Line), Launch});
   Launch = forLoop(TX, c(0), c(Threads), ForKind::ThreadX, Launch, Line);
-  Launch = forLoop(BX, c(0), gridWhen(ceilDiv(ColLoop->Extent, S.BlockN), OpenSplit, Split),
-                   ForKind::BlockX, Launch, Line);
+  Expr Blocks = ceilDiv(ColLoop->Extent, S.BlockN);
+  Blocks = Split ? gridWhen(Blocks, RunWhen, true)
+                 : gridWhen(gridWhen(Blocks, OpenSplit, false), RowsWhen, true);
+  Launch = forLoop(BX, c(0), Blocks, ForKind::BlockX, Launch, Line);
   Launch = forLoop(BY, c(0), ceilDiv(RowLoop->Extent, S.BlockM), ForKind::BlockY, Launch, Line);
   if (Split && !Batch.empty()) {
     const Expr &Count = SplitK->count();
@@ -453,26 +504,61 @@ Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
 }
 
 std::vector<LaunchVariant> Tiler::variants(const Stmt &Nest) {
-  Split = false;
-  SplitWhen = nullptr;
-  std::vector<Knob> Knobs;
-  Stmt Main = tile(Nest, Knobs);
-  if (Main == Nest)
+  if (!match(Nest))
     return {};
-  if (!SplitWhen)
-    return {{"", Main, {}, Knobs}};
-  // Sizes that always split need no tiled launch.
+  // Short rows, where the tiles are not pinned and few_tiles is not off:
+  // their own launches where the rows may be at most ShortRows, the only
+  // ones where they always are; else, where the columns are a constant of
+  // at most ShortRows, those of short columns alone.
+  const Knob *Few = findKnob(F, "few_tiles");
+  bool Narrowed =
+      !(Few && Few->Word == "off") && !findKnob(F, "block_tile") && !findKnob(F, "thread_tile");
+  Expr ShortWhen = Narrowed ? simplifyExpr(le(RowLoop->Extent, c(ShortRows))) : nullptr;
+  std::optional<int64_t> ShortKnown = ShortWhen ? asConstInt(ShortWhen) : std::optional<int64_t>(0);
+  std::optional<int64_t> Cols = asConstInt(ColLoop->Extent);
+  bool ColsOnly = Narrowed && !(ShortKnown && *ShortKnown) && Cols && *Cols <= ShortRows;
+  Expr TallWhen = simplifyExpr(lt(c(ShortRows), RowLoop->Extent));
   std::vector<LaunchVariant> Out;
-  if (!asConstInt(SplitWhen))
-    Out.push_back({"", Main, {}, Knobs});
-  std::vector<Knob> SplitKnobs;
-  Split = true;
-  Stmt Parts = tile(Nest, SplitKnobs);
-  Split = false;
-  Out.push_back({"split", Parts, SplitK->partials(), SplitKnobs});
-  Out.push_back({"split_sum", SplitK->sum(Names, "tile-contraction", Nest->SrcLine)});
-  SplitK.reset();
-  return Out;
+  // The tiled launch of Side's tiles and, where the sizes may give few
+  // tiles and a long k loop, the split's two.
+  auto Build = [&](Narrow Side, const std::string &Prefix) {
+    Short = Side;
+    RowsWhen = ShortKnown || ColsOnly ? nullptr : Side == Narrow::Rows ? ShortWhen : TallWhen;
+    Split = false;
+    SplitWhen = nullptr;
+    std::vector<Knob> Knobs;
+    Stmt Main = tile(Nest, Knobs);
+    if (Main == Nest)
+      return false;
+    // Sizes that always split need no tiled launch.
+    if (!SplitWhen || !asConstInt(SplitWhen))
+      Out.push_back({Prefix, Main, {}, Knobs});
+    if (SplitWhen) {
+      std::vector<Knob> SplitKnobs;
+      Split = true;
+      Stmt Parts = tile(Nest, SplitKnobs);
+      Split = false;
+      std::string Sep = Prefix.empty() ? "" : "_";
+      Out.push_back({Prefix + Sep + "split", Parts, SplitK->partials(), SplitKnobs});
+      Out.push_back(
+          {Prefix + Sep + "split_sum", SplitK->sum(Names, "tile-contraction", Nest->SrcLine)});
+      SplitK.reset();
+    }
+    return true;
+  };
+  bool Built;
+  if (ColsOnly)
+    Built = Build(Narrow::Cols, "");
+  else {
+    Built = (ShortKnown && *ShortKnown) || Build(Narrow::None, "");
+    if (Built && (!ShortKnown || *ShortKnown))
+      Built = Build(Narrow::Rows, ShortKnown ? "" : "short");
+  }
+  Short = Narrow::None;
+  RowsWhen = nullptr;
+  // Main's grid leaves short rows to the short launch: without it the
+  // nest goes to the passes after.
+  return Built ? Out : std::vector<LaunchVariant>{};
 }
 
 } // namespace

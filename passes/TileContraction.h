@@ -19,8 +19,15 @@
 //   two more launches split each tile's k loop over blocks and add their
 //   partials (passes/ContractionSplitK.h), the tiled launch's grid empty at
 //   those sizes: the sums then differ only by the order of the additions.
+//   Where the rows may be at most 64 (a decoder's tokens), those launches
+//   again over 32x128 block tiles of 4x8 outputs a thread (NAME_short,
+//   NAME_short_split...; the only ones where the rows always are), each
+//   grid empty at the other's rows: 128-row tiles would spend half to
+//   nearly all of their FMAs on rows past M. Columns of a constant count
+//   of at most 64 (a matrix times a few vectors) take 128x32 tiles of 8x4
+//   alone, where the rows are not so few.
 //   Knobs: block_tile, k_tile, thread_tile, thread_vector, lane_cols,
-//   prefetch, stages, copy_runs, split_k (passes/Schedule.h).
+//   prefetch, stages, copy_runs, split_k, few_tiles (passes/Schedule.h).
 // The matcher is shared with tile-mma (passes/ContractionMatch.h); the
 // operands' staging (copy coordinates, runs, the cooperative copies and
 // the prefetch registers) is passes/ContractionStaging.h; this pass builds
