@@ -31,8 +31,10 @@
 // The matcher is shared with tile-mma (passes/ContractionMatch.h); the
 // operands' staging (copy coordinates, runs, the cooperative copies and
 // the prefetch registers) is passes/ContractionStaging.h; this pass builds
-// the launch around them: the schedule, the register tile, the k loop in
-// its three forms, the epilogue and the thread coordinates.
+// the launch around them: TileContraction.cpp the register tile, the k loop
+// in its three forms and the epilogue; ContractionLaunch.cpp which launches
+// a nest gets, each one's schedule, the thread coordinates and the grid
+// (their shared state: passes/ContractionTiler.h).
 // Why here: first, while the contraction is still a plain loop nest;
 //   map-to-gpu maps what it declines; vectorize, pad-shared and unroll then
 //   refine the tiles it made (wide shared reads, padding, register arrays).
