@@ -9,7 +9,8 @@ is checked on shapes the suite does not hold (skinny, wide, MLP-sized).
 
 Each suite kernel (bench/suite: gemm_f16 over 34 shapes, gemm_bf16, gemm_tf32,
 gemm_i8, bgemm_f16 over 10, gemm_bias_gelu, gated_mlp at T = 4096, 64, 32 and 16,
-gemm_f32 over 12 against torch's f32 matmul without tf32) is
+gemm_f32 over 21 against torch's f32 matmul without tf32, and gemm_f32_cols: f32
+products of a constant 1, 16 or 64 columns, each its own kernel) is
 compiled twice by the tdsl package, with the knobs of --base and of --new pinned (default: base
 double_buffer=off, new none: tdslc's own choice), each by its own tdslc where
 --base-tdslc and --new-tdslc name two builds, and called on the same
@@ -53,12 +54,18 @@ BGEMM_SHAPES = [(16, 1024, 1024, 1024), (96, 512, 512, 64), (96, 512, 64, 512), 
                 # A decoder's attention scores: a few query rows per head against its keys.
                 (32, 1, 4096, 128), (128, 16, 1024, 128), (64, 64, 2048, 128)]
 # The CUDA-core f32 GEMM: the default tiles, and few output tiles against a long k loop
-# (tile-contraction's split_k): a decoder's rows, square products of long k.
+# (tile-contraction's split_k): a decoder's rows (its short rows' tiles), square products of
+# long k; a short k over a large output and KernelBench's irregular shape.
 F32_SHAPES = [(4096, 4096, 4096), (2048, 2048, 2048), (4095, 4097, 1023), (256, 256, 524288),
               (128, 128, 65536), (256, 256, 16384), (1024, 1024, 32768), (64, 4096, 4096),
               (16, 4096, 11008), (1024, 1024, 4096), (2048, 1024, 8192), (512, 512, 8192),
               (1, 4096, 4096), (16, 4096, 4096), (32, 11008, 4096), (64, 16384, 4096),
-              (16, 32000, 4096), (8, 1024, 1024), (1024, 1024, 1024)]
+              (16, 32000, 4096), (8, 1024, 1024), (1024, 1024, 1024), (16384, 16384, 32),
+              (8205, 5921, 2949)]
+# (N, M, K) of gemm_f32_cols: N a constant of the kernel (a matrix times a
+# vector, KernelBench's 256 x 131072 among them, or a few columns).
+COLS_SHAPES = [(1, 256, 131072), (1, 4096, 4096), (1, 16384, 1024), (16, 8192, 8192),
+               (64, 4096, 4096), (64, 32768, 512)]
 
 
 def knobs(text):
@@ -137,11 +144,33 @@ def compiled_only(args, sources):
 
 
 SUITE_KERNELS = ("gemm_f16", "gemm_bf16", "gemm_tf32", "gemm_i8", "bgemm_f16", "gemm_bias_gelu",
-                 "gated_mlp", "gemm_f32")
+                 "gated_mlp", "gemm_f32", "gemm_f32_cols")
+
+
+def cols_kernel(n):
+    return f"gemm_f32_n{n}"
+
+
+def group_of(name):
+    """The --only name a kernel is timed under."""
+    return "gemm_f32_cols" if name.startswith("gemm_f32_n") else name
 
 
 def suite_source(name):
+    """A suite kernel's file, or gemm_f32_cols' text of N columns."""
+    if name.startswith("gemm_f32_n"):
+        n = int(name[len("gemm_f32_n"):])
+        return (f"kernel {name}(A: f32[M, K], B: f32[K, {n}]) -> (C: f32[M, {n}]) {{\n"
+                "  C[m, n] += A[m, k] * B[k, n]\n}\n")
     return os.path.join(REPO, "bench", "suite", name + ".tdsl")
+
+
+def kernels_of(only):
+    """The kernels --only times: gemm_f32_cols is one per N."""
+    out = []
+    for k in only:
+        out += sorted({cols_kernel(n) for n, _, _ in COLS_SHAPES}) if k == "gemm_f32_cols" else [k]
+    return out
 
 
 def f32_matmul(a, b):
@@ -183,6 +212,9 @@ def cases(quick):
     f32 = torch.float32
     for m, n, k in F32_SHAPES:
         yield "gemm_f32", (rand(m, k, dtype=f32), rand(k, n, dtype=f32)), f32_matmul, f"{m}x{n}x{k}"
+    for n, m, k in COLS_SHAPES:
+        yield (cols_kernel(n), (rand(m, k, dtype=f32), rand(k, n, dtype=f32)), f32_matmul,
+               f"{m}x{n}x{k}")
 
 
 def sweep_parser(base, out, quick):
@@ -210,7 +242,7 @@ def main():
     args = ap.parse_args()
     only = [k for k in SUITE_KERNELS if k in args.only.split(",")]
     if args.compile_only:
-        return compiled_only(args, {k: suite_source(k) for k in only})
+        return compiled_only(args, {k: suite_source(k) for k in kernels_of(only)})
     if torch is None or not torch.cuda.is_available():
         print("schedule_sweep: no torch with a CUDA device here; nothing measured")
         return 0
@@ -223,7 +255,7 @@ def main():
     print("| kernel | shape | peer ms | base | new | new / base |")
     print("|---|---|---|---|---|---|")
     for name, inputs, peer, shape in cases(args.quick):
-        if name not in only:
+        if group_of(name) not in only:
             continue
         for v, pins in variants.items():
             if (name, v) not in built:
