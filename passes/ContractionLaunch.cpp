@@ -22,16 +22,17 @@ std::vector<LaunchVariant> Tiler::variants(const Stmt &Nest) {
   bool Narrowed =
       !(Few && Few->Word == "off") && !findKnob(F, "block_tile") && !findKnob(F, "thread_tile");
   Expr ShortWhen = Narrowed ? simplifyExpr(le(RowLoop->Extent, c(ShortRows))) : nullptr;
-  std::optional<int64_t> ShortKnown = ShortWhen ? asConstInt(ShortWhen) : std::optional<int64_t>(0);
+  std::optional<int64_t> Known = ShortWhen ? asConstInt(ShortWhen) : std::nullopt;
+  bool RowsAlways = Known && *Known, RowsOpen = ShortWhen && !Known;
   std::optional<int64_t> Cols = asConstInt(ColLoop->Extent);
-  bool ColsOnly = Narrowed && !(ShortKnown && *ShortKnown) && Cols && *Cols <= ShortRows;
+  bool ColsOnly = Narrowed && !RowsAlways && Cols && *Cols <= ShortRows;
   Expr TallWhen = simplifyExpr(lt(c(ShortRows), RowLoop->Extent));
   std::vector<LaunchVariant> Out;
   // The tiled launch of Side's tiles and, where the sizes may give few
   // tiles and a long k loop, the split's two.
   auto Build = [&](Narrow Side, const std::string &Prefix) {
     Short = Side;
-    RowsWhen = ShortKnown || ColsOnly ? nullptr : Side == Narrow::Rows ? ShortWhen : TallWhen;
+    RowsWhen = !RowsOpen || ColsOnly ? nullptr : Side == Narrow::Rows ? ShortWhen : TallWhen;
     Split = false;
     SplitWhen = nullptr;
     std::vector<Knob> Knobs;
@@ -58,9 +59,9 @@ std::vector<LaunchVariant> Tiler::variants(const Stmt &Nest) {
   if (ColsOnly)
     Built = Build(Narrow::Cols, "");
   else {
-    Built = (ShortKnown && *ShortKnown) || Build(Narrow::None, "");
-    if (Built && (!ShortKnown || *ShortKnown))
-      Built = Build(Narrow::Rows, ShortKnown ? "" : "short");
+    Built = RowsAlways || Build(Narrow::None, "");
+    if (Built && (RowsOpen || RowsAlways))
+      Built = Build(Narrow::Rows, RowsAlways ? "" : "short");
   }
   Short = Narrow::None;
   RowsWhen = nullptr;
