@@ -10,7 +10,9 @@ is checked on shapes the suite does not hold (skinny, wide, MLP-sized).
 Each suite kernel (bench/suite: gemm_f16 over 34 shapes, gemm_bf16, gemm_tf32,
 gemm_i8, bgemm_f16 over 10, gemm_bias_gelu, gated_mlp at T = 4096, 64, 32 and 16,
 gemm_f32 over 21 against torch's f32 matmul without tf32, and gemm_f32_cols: f32
-products of a constant 1, 16 or 64 columns, each its own kernel) is
+products of a constant 1, 16 or 64 columns, each its own kernel; gemv: f16
+and f32 products of one column or of one row by W[n, k]; rowsum: f32 and f16
+rows summed) is
 compiled twice by the tdsl package, with the knobs of --base and of --new pinned (default: base
 double_buffer=off, new none: tdslc's own choice), each by its own tdslc where
 --base-tdslc and --new-tdslc name two builds, and called on the same
@@ -142,9 +144,31 @@ def compiled_only(args, sources):
     print(f"built {len(built)} libraries into {args.out} for {args.arch}")
     return 0
 
+# gemv: products of one column or one row, each its own kernel, with its
+# shapes (the rows, then k): a matrix times a column (`B: f16[K, 1]`), and
+# a row times weights stored as nn.Linear stores them (`W[n, k]`, a
+# decoder's one token), in f32 and f16.
+GEMV_KERNELS = {
+    "gemv_f16_n1": ("kernel gemv_f16_n1(A: f16[M, K], B: f16[K, 1]) -> (C: f16[M, 1]) {\n"
+                    "  acc[m, n] += A[m, k] * B[k, n]\n  C[m, n] = acc[m, n]\n}\n",
+                    [(4096, 4096), (11008, 4096), (256, 131072)]),
+    "gemv_f32_wt": ("kernel gemv_f32_wt(X: f32[1, K], W: f32[N, K]) -> (Y: f32[1, N]) {\n"
+                    "  Y[m, n] += X[m, k] * W[n, k]\n}\n",
+                    [(4096, 4096), (11008, 4096), (32000, 4096)]),
+    "gemv_f16_wt": ("kernel gemv_f16_wt(X: f16[1, K], W: f16[N, K]) -> (Y: f16[1, N]) {\n"
+                    "  acc[m, n] += X[m, k] * W[n, k]\n  Y[m, n] = acc[m, n]\n}\n",
+                    [(4096, 4096), (11008, 4096), (4096, 11008), (32000, 4096)]),
+    # Row sums, reduce-rows' own kernel (bench/suite/rowsum.tdsl is the f32
+    # one): f16 rows summed in f32.
+    "rowsum_f16": ("kernel rowsum_f16(X: f16[R, C]) -> (Y: f32[R]) {\n  Y[r] += X[r, c]\n}\n",
+                   [(8192, 8192), (256, 131072), (65536, 1024), (1000, 4000)]),
+}
+# (R, C) of bench/suite/rowsum.tdsl's f32 rows.
+ROWSUM_SHAPES = [(8192, 8192), (256, 131072), (65536, 1024), (1000, 4000), (16384, 100)]
+
 
 SUITE_KERNELS = ("gemm_f16", "gemm_bf16", "gemm_tf32", "gemm_i8", "bgemm_f16", "gemm_bias_gelu",
-                 "gated_mlp", "gemm_f32", "gemm_f32_cols")
+                 "gated_mlp", "gemm_f32", "gemm_f32_cols", "gemv", "rowsum")
 
 
 def cols_kernel(n):
@@ -153,7 +177,11 @@ def cols_kernel(n):
 
 def group_of(name):
     """The --only name a kernel is timed under."""
-    return "gemm_f32_cols" if name.startswith("gemm_f32_n") else name
+    if name.startswith("gemm_f32_n"):
+        return "gemm_f32_cols"
+    if name == "rowsum_f16":
+        return "rowsum"
+    return "gemv" if name in GEMV_KERNELS else name
 
 
 def suite_source(name):
@@ -162,6 +190,8 @@ def suite_source(name):
         n = int(name[len("gemm_f32_n"):])
         return (f"kernel {name}(A: f32[M, K], B: f32[K, {n}]) -> (C: f32[M, {n}]) {{\n"
                 "  C[m, n] += A[m, k] * B[k, n]\n}\n")
+    if name in GEMV_KERNELS:
+        return GEMV_KERNELS[name][0]
     return os.path.join(REPO, "bench", "suite", name + ".tdsl")
 
 
@@ -169,7 +199,13 @@ def kernels_of(only):
     """The kernels --only times: gemm_f32_cols is one per N."""
     out = []
     for k in only:
-        out += sorted({cols_kernel(n) for n, _, _ in COLS_SHAPES}) if k == "gemm_f32_cols" else [k]
+        if k == "gemm_f32_cols":
+            out += sorted({cols_kernel(n) for n, _, _ in COLS_SHAPES})
+        else:
+            out += ([n for n in GEMV_KERNELS if group_of(n) == k]
+                    if k in ("gemv", "rowsum") else [k])
+        if k == "rowsum":
+            out.append("rowsum")
     return out
 
 
@@ -215,6 +251,17 @@ def cases(quick):
     for n, m, k in COLS_SHAPES:
         yield (cols_kernel(n), (rand(m, k, dtype=f32), rand(k, n, dtype=f32)), f32_matmul,
                f"{m}x{n}x{k}")
+    for m, k in GEMV_KERNELS["gemv_f16_n1"][1]:
+        yield "gemv_f16_n1", (rand(m, k), rand(k, 1)), lambda a, b: a @ b, f"{m}x1x{k}"
+    for n, k in GEMV_KERNELS["gemv_f32_wt"][1]:
+        yield ("gemv_f32_wt", (rand(1, k, dtype=f32), rand(n, k, dtype=f32)),
+               lambda x, w: f32_matmul(x, w.t()), f"1x{n}x{k} W[n, k]")
+    for n, k in GEMV_KERNELS["gemv_f16_wt"][1]:
+        yield "gemv_f16_wt", (rand(1, k), rand(n, k)), lambda x, w: x @ w.t(), f"1x{n}x{k} W[n, k]"
+    for r, c in ROWSUM_SHAPES:
+        yield "rowsum", (rand(r, c, dtype=f32),), lambda x: x.sum(1), f"{r}x{c}"
+    for r, c in GEMV_KERNELS["rowsum_f16"][1]:
+        yield "rowsum_f16", (rand(r, c),), lambda x: x.sum(1, dtype=f32), f"{r}x{c}"
 
 
 def sweep_parser(base, out, quick):

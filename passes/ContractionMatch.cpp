@@ -143,4 +143,24 @@ std::optional<ContractionNest> matchContraction(const Stmt &Nest, const char *Pa
   return C;
 }
 
+std::string vectorProduct(const ContractionNest &C, const Func &F) {
+  DType T = C.acc().Type;
+  if (C.Accs.size() != 1 ||
+      (T != DType::F32 && T != DType::F64 && T != DType::I32 && T != DType::I64))
+    return "";
+  const ForNode *Unit = asConstInt(C.Col->Extent) == 1   ? C.Col
+                        : asConstInt(C.Row->Extent) == 1 ? C.Row
+                                                         : nullptr;
+  if (!Unit)
+    return "";
+  const std::string &K = C.Red->Var;
+  for (const ContractionOperand &O : C.Operands)
+    if (!usesAnyVar(lastMovingIndex(static_cast<const LoadNode &>(*O.Load), F), {K}))
+      return "";
+  return "a product of one " + std::string(Unit == C.Col ? "column" : "row") + " ('" + Unit->Var +
+         "' runs over one element) whose operands all read along '" + K +
+         "' contiguously is a row reduction for each output: a warp or a block reads its row at "
+         "copy speed, where a tile would spend all but 1/32 of its FMAs past the vector";
+}
+
 } // namespace tdsl

@@ -13,7 +13,8 @@
 // tile; what it does not, it declines with a remark naming the pass that
 // asked.
 //
-// Test: test/passes/tile-contraction.tir (the declines), test/passes/tile-mma.tir
+// Test: test/passes/tile-contraction.tir (the declines), test/passes/tile-mma.tir,
+//   test/passes/vector-product.test
 //
 //===----------------------------------------------------------------------===//
 #ifndef TDSL_PASSES_CONTRACTIONMATCH_H
@@ -69,6 +70,15 @@ ir::Stmt withAccumulatorsAt(const ContractionNest &C, const std::vector<ir::Stmt
 /// and with ExplainAll any other nest too ("not a contraction: ...").
 std::optional<ContractionNest> matchContraction(const ir::Stmt &Nest, const char *Pass,
                                                 bool ExplainAll = false);
+
+/// Why C is better reduced a row per output than tiled, or "": one of its
+/// output loops runs over one element (a matrix times a vector, `B: f32[K,
+/// 1]`, or a vector times a matrix whose other operand is `W[n, k]`) and
+/// every operand reads along k contiguously. A tile spends all but 1/32
+/// of its FMAs past the vector there, while reduce-rows gives each output
+/// a warp or a block that reads its row at copy speed. One accumulator of
+/// a type warps shuffle (reduce-rows' own condition) only.
+std::string vectorProduct(const ContractionNest &C, const ir::Func &F);
 
 } // namespace tdsl
 

@@ -150,7 +150,7 @@ void MmaTiler::fitSmall(MmaSchedule &Sm) const {
 
 bool MmaTiler::schedule(const Stmt &Nest) {
   S = mmaSchedule(F, 2);
-  if (S.Mode == TensorCores::Off || !matchMma(Nest, PassName, S.Mode == TensorCores::On, M))
+  if (S.Mode == TensorCores::Off || !matchMma(F, Nest, PassName, S.Mode == TensorCores::On, M))
     return false; // tensor_cores = off: asked for, so no remark
   // The k tile's default and its limits depend on the element size.
   S = mmaSchedule(F, dtypeBytes(Sides[0].Op->Type));

@@ -104,12 +104,14 @@ bool declineMma(const char *Pass, bool On, const Stmt &Nest, const std::string &
   return false;
 }
 
-bool matchMma(const Stmt &Nest, const char *Pass, bool On, MmaContraction &Out) {
+bool matchMma(const Func &F, const Stmt &Nest, const char *Pass, bool On, MmaContraction &Out) {
   // The shape of the nest is tile-contraction's to explain, unless tensor
   // cores were asked for: then every nest is explained.
   std::optional<ContractionNest> C = matchContraction(Nest, On ? Pass : nullptr, On);
   if (!C)
     return false;
+  if (std::string Why = vectorProduct(*C, F); !Why.empty())
+    return On ? declineMma(Pass, On, Nest, Why) : false;
   ContractionNest &N = Out.N;
   N = std::move(*C);
   // The row side's operands, then the column side's.

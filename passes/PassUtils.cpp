@@ -428,6 +428,15 @@ const Buffer *findTensor(const Func &F, const std::string &Name) {
   return findTemporary(F.Body, Name);
 }
 
+const Expr &lastMovingIndex(const LoadNode &L, const Func &F) {
+  const Buffer *B = findTensor(F, L.Buffer);
+  size_t Last = L.Indices.size();
+  if (B && B->rank() == Last)
+    while (Last > 1 && asConstInt(B->Shape[Last - 1]) == 1)
+      --Last;
+  return L.Indices[Last - 1];
+}
+
 bool contiguousIn(const std::vector<Expr> &Idx, const std::string &V) {
   if (Idx.empty() || Idx.back()->Kind != ExprKind::Var ||
       static_cast<const VarNode &>(*Idx.back()).Name != V)

@@ -149,6 +149,13 @@ const ir::Buffer *findTensor(const ir::Func &F, const std::string &Name);
 /// ((i_0 * s_1 + i_1) * s_2 + ...) + i_n.
 ir::Expr linearIndex(const std::vector<ir::Expr> &Shape, const std::vector<ir::Expr> &Idx);
 
+/// The last index of L that can move: the trailing dimensions of L's
+/// tensor (a parameter or a temporary of F) whose extent is the constant 1,
+/// a column vector's `B: f32[K, 1]`, hold element 0 whatever they are
+/// indexed with, so consecutive values of the index before them address
+/// consecutive elements. L's last index where the tensor is not found.
+const ir::Expr &lastMovingIndex(const ir::LoadNode &L, const ir::Func &F);
+
 /// True if Idx is [..., V] with V nowhere else: consecutive values of V
 /// address consecutive elements of a row-major tensor.
 bool contiguousIn(const std::vector<ir::Expr> &Idx, const std::string &V);

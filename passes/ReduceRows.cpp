@@ -2,10 +2,11 @@
 #include "passes/ReduceRows.h"
 #include "ir/Launch.h"
 #include "ir/Printer.h"
+#include "ir/Simplify.h"
 #include "passes/PassUtils.h"
+#include "passes/ReduceRowsRuns.h"
 #include "passes/Schedule.h"
 #include "passes/SplitReduce.h"
-#include "ir/Simplify.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/Twine.h"
@@ -42,9 +43,10 @@ bool isAccElement(const std::string &Buffer, const std::vector<Expr> &Indices,
 /// load coalesces only where C is its contiguous (last) index; a load
 /// along another dimension would send each lane to its own row, and one
 /// whose last index also follows the innermost row InnerRow is coalesced
-/// across map-to-gpu's threads already.
-std::string strideProblem(const Expr &E, const std::string &C, const std::string &InnerRow,
-                          const std::string &Acc) {
+/// across map-to-gpu's threads already. A dimension of extent 1 does not
+/// count as the last (a column vector `x: f32[K, 1]` read as x[k, n]).
+std::string strideProblem(const Func &F, const Expr &E, const std::string &C,
+                          const std::string &InnerRow, const std::string &Acc) {
   bool Contiguous = false;
   for (const Expr &LE : loadsOf(E)) {
     const auto *L = static_cast<const LoadNode *>(LE.get());
@@ -52,10 +54,10 @@ std::string strideProblem(const Expr &E, const std::string &C, const std::string
       return "the operand of the step reads '" + Acc + "' itself";
     if (llvm::none_of(L->Indices, [&](const Expr &X) { return usesAnyVar(X, {C}); }))
       continue; // the same element for the whole row: a broadcast
-    if (L->Indices.empty() || !usesAnyVar(L->Indices.back(), {C}))
+    if (L->Indices.empty() || !usesAnyVar(lastMovingIndex(*L, F), {C}))
       return "the reduction over '" + C + "' is not along the innermost dimension of '" +
              L->Buffer + "', so one thread per output already reads consecutive elements";
-    if (!InnerRow.empty() && usesAnyVar(L->Indices.back(), {InnerRow}))
+    if (!InnerRow.empty() && usesAnyVar(lastMovingIndex(*L, F), {InnerRow}))
       return "'" + L->Buffer + "' is read along '" + InnerRow +
              "' too, so one thread per output already reads consecutive elements";
     Contiguous = true;
@@ -76,7 +78,7 @@ struct Mapping {
 class RowReducer {
 public:
   explicit RowReducer(Func &F)
-      : Names(F), RowsPinned(findKnob(F, "rows_per_block") != nullptr),
+      : F(F), Names(F), RowsPinned(findKnob(F, "rows_per_block") != nullptr),
         ThreadsPinned(findKnob(F, "reduce_threads") != nullptr),
         RowsPerBlock(knobInt(F, "rows_per_block", ReduceRowsPerBlock)),
         Threads(knobInt(F, "reduce_threads", ReduceBlockThreads)) {
@@ -209,7 +211,7 @@ private:
     }
 
     // A scalar is one row.
-    Why = strideProblem(E, R.Loop->Var, Run.Loops.empty() ? "" : Run.Loops.back()->Var, AccName);
+    Why = strideProblem(F, E, R.Loop->Var, Run.Loops.empty() ? "" : Run.Loops.back()->Var, AccName);
     if (!Why.empty())
       return std::nullopt;
     return R;
@@ -295,6 +297,13 @@ private:
     Thread = Names.fresh("tid");
   }
 
+  /// The note's words for runs of 16 bytes, where foldShare took them.
+  std::string runsNote() const {
+    return Runs ? " (runs of 16 bytes a thread, two at a time, where the row length and the "
+                  "tensors' alignment allow)"
+                : "";
+  }
+
   Expr accValue(const RowReduction &R) const {
     return load(R.Acc->Buf.Type, R.Acc->Buf.Name, {intImm(0)});
   }
@@ -304,7 +313,8 @@ private:
 
   /// What thread Tid of Threads runs to fold its share of the row into
   /// ACC: init, the identity for threads other than 0 where init may not
-  /// be one, and the loop over c = min + Tid + Threads * cc.
+  /// be one, and the loop over c = min + Tid + Threads * cc, in runs of 16
+  /// bytes where aligned (passes/ReduceRowsRuns.h).
   std::vector<Stmt> foldShare(const RowReduction &R, const Expr &Tid, int64_t Threads) {
     const AllocateNode &Acc = *R.Acc;
     const ForNode &Loop = *R.Loop;
@@ -318,13 +328,7 @@ private:
           structurallyEqual(static_cast<const StoreNode &>(*R.Init[0]).Value, Identity)))
       Body.push_back(ifThen(binary(BinaryOp::Ne, Tid, intImm(0)),
                             storeAcc(R, Identity, Acc.SrcLine), nullptr, Acc.SrcLine));
-    Expr C = add(Tid, mul(var(Step), intImm(Threads)));
-    if (asConstInt(Loop.Min) != 0)
-      C = add(C, Loop.Min);
-    Expr Trips =
-        binary(BinaryOp::Div, add(sub(Loop.Extent, Tid), intImm(Threads - 1)), intImm(Threads));
-    Body.push_back(forLoop(Step, intImm(0), Trips, ForKind::Serial,
-                           letStmt(Loop.Var, C, Loop.Body, Loop.SrcLine), Loop.SrcLine));
+    Body.push_back(foldRowShare(F, Names, Loop, Step, Tid, Threads, Runs));
     return Body;
   }
 
@@ -373,7 +377,8 @@ private:
     std::string Why = "[reduce-rows] one warp per row (" + Reason + "), " +
                       std::to_string(RowsPerBlock) +
                       " rows per block: lanes stride the row so each load instruction "
-                      "reads 32 consecutive elements; shfl_xor butterfly, no shared memory";
+                      "reads 32 consecutive elements" +
+                      runsNote() + "; shfl_xor butterfly, no shared memory";
     remark("reduce-rows", Line,
            "took it: one warp per row (" + Reason + "), " + std::to_string(RowsPerBlock) +
                " rows per block, shuffle butterfly");
@@ -442,11 +447,12 @@ private:
 
     Stmt Body = allocate(Totals, block({Share, barrier(Line), Warp0}, Line), Line);
     Body = bindFlatIndex(Run.Loops, var(Row), Body);
-    std::string Why =
-        "[reduce-rows] one block of " + std::to_string(Threads) + " threads per row (" + Reason +
-        "): threads stride the row so each load instruction reads 32 consecutive "
-        "elements; shfl_xor butterfly per warp, the " +
-        std::to_string(Warps) + " warp totals through shared memory and one barrier to warp 0";
+    std::string Why = "[reduce-rows] one block of " + std::to_string(Threads) +
+                      " threads per row (" + Reason +
+                      "): threads stride the row so each load instruction reads 32 consecutive "
+                      "elements" +
+                      runsNote() + "; shfl_xor butterfly per warp, the " + std::to_string(Warps) +
+                      " warp totals through shared memory and one barrier to warp 0";
     remark("reduce-rows", Line,
            "took it: one block of " + std::to_string(Threads) + " threads per row (" + Reason +
                "), shuffle butterfly per warp, warp totals through shared memory");
@@ -454,10 +460,12 @@ private:
                    ForKind::BlockX, block({note(Why, Line), Body}, Line), Line);
   }
 
+  const Func &F;
   llvm::StringSet<> Sizes; ///< F's, for hostEvaluable
   NameTable Names;
   std::string BlockPerRowWord; ///< the pinned block_per_row, or ""
   bool RowsPinned, ThreadsPinned;
+  bool Runs = false; ///< the last foldShare's loop is in runs of 16 bytes
   int64_t RowsPerBlock, Threads;
   std::string Block, Warp, Lane, Row, Step, Thread;
 };

@@ -140,10 +140,11 @@ std::optional<Reduction> match(const Stmt &S) {
 /// of the reduced loops) or one element for all of them; Row where each
 /// reads consecutive elements along the innermost reduced loop or one
 /// element along all of it; Other otherwise, and for a convolution (a last
-/// index moving with both an output and a reduced loop).
+/// index moving with both an output and a reduced loop). A dimension of
+/// extent 1 is not a last one (lastMovingIndex).
 enum class Walk { Column, Row, Other };
 
-Walk walkOf(const Reduction &R) {
+Walk walkOf(const Func &F, const Reduction &R) {
   std::vector<std::string> RedVars;
   for (const Loop &L : R.Red)
     RedVars.push_back(L.Var);
@@ -157,7 +158,7 @@ Walk walkOf(const Reduction &R) {
     };
     if (L.Indices.empty() || !Uses(RedVars))
       continue; // the same element all along the reduction
-    const Expr &Last = L.Indices.back();
+    const Expr &Last = lastMovingIndex(L, F);
     bool LastReduced = usesAnyVar(Last, RedVars);
     bool LastOut = !Out.empty() && usesAnyVar(Last, {Out});
     if (LastReduced && LastOut)
@@ -173,13 +174,13 @@ Walk walkOf(const Reduction &R) {
 
 class Splitter {
 public:
-  explicit Splitter(Func &F) : Names(F) {}
+  explicit Splitter(Func &F) : F(F), Names(F) {}
 
   Stmt rewrite(const Stmt &S) {
     std::optional<Reduction> R = match(S);
     if (!R)
       return S;
-    Walk W = walkOf(*R);
+    Walk W = walkOf(F, *R);
     if (R->Outs.empty())
       return R->Red.size() >= 2 ? promote(*R, /*Scalar=*/true) : longVector(*R, S);
     if (W == Walk::Column) {
@@ -192,6 +193,7 @@ public:
   }
 
 private:
+  const Func &F;
   NameTable Names;
 
   /// The partial tensor's name: after the first tensor the epilogue

@@ -14,6 +14,10 @@ bool Tiler::match(const Stmt &Nest) {
   std::optional<ContractionNest> C = matchContraction(Nest, "tile-contraction");
   if (!C)
     return false;
+  if (std::string Why = vectorProduct(*C, F); !Why.empty()) {
+    remark("tile-contraction", Nest->SrcLine, Why + "; left to reduce-rows");
+    return false;
+  }
   Contraction = std::move(*C);
   Batch = Contraction.Batch;
   RowLoop = Contraction.Row;
