@@ -117,6 +117,9 @@ public:
           static_cast<const BinaryNode &>(*Len).Op == BinaryOp::Min &&
           hostEvaluable(static_cast<const BinaryNode &>(*Len).A, Sizes))
         Len = static_cast<const BinaryNode &>(*Len).A;
+      // A block's threads should each have a run to read where the row is
+      // read in runs: 256 runs of 8 halves are 2048 elements.
+      BlockRowLength = std::max(ReduceBlockRowLength, Threads * rowRunElements(F, *R->Loop));
       M = choose(flatExtent(Run.Loops), Len, Why);
     }
     if (!M) {
@@ -126,11 +129,11 @@ public:
     // A length open at compile time that the launcher can evaluate: the
     // rule's choice at run time, a launch of each mapping, the grid of the
     // one the sizes do not pick empty. A warp where the row is shorter
-    // than ReduceBlockRowLength, unless the rows are few and long enough
+    // than BlockRowLength, unless the rows are few and long enough
     // to fill a block.
     Expr Rows = flatExtent(Run.Loops);
     if (M->Open && hostEvaluable(Rows, Sizes) && hostEvaluable(Len, Sizes)) {
-      Expr Warp = binary(BinaryOp::And, lt(Len, intImm(ReduceBlockRowLength)),
+      Expr Warp = binary(BinaryOp::And, lt(Len, intImm(BlockRowLength)),
                          binary(BinaryOp::Or, binary(BinaryOp::Ge, Rows, intImm(ReduceFewRows)),
                                 lt(Len, intImm(Threads))));
       Warp = simplifyExpr(Warp);
@@ -247,8 +250,11 @@ private:
   ///    evaluate L and the row count, rewriteNest adds a warp-per-row
   ///    launch and rules 3-5 pick between the two at run time; else (a
   ///    length that varies by row) the block stays.
-  /// 3. L >= ReduceBlockRowLength: a block; 4 or more elements for each of
-  ///    256 threads pay for the barrier and the second combine.
+  /// 3. L >= BlockRowLength: a block; 4 or more elements for each of 256
+  ///    threads pay for the barrier and the second combine, and where the
+  ///    row is read in runs, a run for each (2048 f16): a block whose 256
+  ///    threads share 128 runs of 1024 halves lost to a warp a row
+  ///    (bench/RESULTS.md).
   /// 4. R < ReduceFewRows constant and L >= N: a block; with so few rows a
   ///    warp each fills at most R / 8 of an H200's 132 SMs, and a block
   ///    each puts N / 32 times the loads in flight per row.
@@ -272,15 +278,13 @@ private:
                          "to a few warps",
                      true};
     std::string Elements = std::to_string(*L) + " elements";
-    if (*L >= ReduceBlockRowLength)
-      return Mapping{true, "rows of " + Elements + ", at least " +
-                               std::to_string(ReduceBlockRowLength) +
+    if (*L >= BlockRowLength)
+      return Mapping{true, "rows of " + Elements + ", at least " + std::to_string(BlockRowLength) +
                                ": long enough to keep a block busy"};
     if (R && *R < ReduceFewRows && *L >= Threads)
       return Mapping{true, "only " + std::to_string(*R) + " rows, of " + Elements +
                                ": a warp each would leave most SMs idle"};
-    return Mapping{false, "rows of " + Elements + ", fewer than " +
-                              std::to_string(ReduceBlockRowLength) +
+    return Mapping{false, "rows of " + Elements + ", fewer than " + std::to_string(BlockRowLength) +
                               ": too short to keep a block busy"};
   }
 
@@ -466,6 +470,9 @@ private:
   std::string BlockPerRowWord; ///< the pinned block_per_row, or ""
   bool RowsPinned, ThreadsPinned;
   bool Runs = false; ///< the last foldShare's loop is in runs of 16 bytes
+  /// The shortest row a block takes, for the nest being mapped:
+  /// ReduceBlockRowLength, or a run for each thread where that is more.
+  int64_t BlockRowLength = ReduceBlockRowLength;
   int64_t RowsPerBlock, Threads;
   std::string Block, Warp, Lane, Row, Step, Thread;
 };

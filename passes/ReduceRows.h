@@ -55,7 +55,8 @@ constexpr int64_t ReduceRowsPerBlock = 8;
 constexpr int64_t ReduceBlockThreads = 256;
 
 /// The shortest constant row that gets a block rather than a warp: 4
-/// elements for each of 256 threads.
+/// elements for each of 256 threads (and where the row is read in runs
+/// of 16 bytes, a run for each: 2048 f16, 4096 i8).
 constexpr int64_t ReduceBlockRowLength = 1024;
 
 /// Fewer constant rows than this get a block each when every thread of

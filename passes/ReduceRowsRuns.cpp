@@ -52,16 +52,20 @@ std::vector<Expr> runLoads(const Func &F, const Stmt &S, const std::string &C, b
   return Out;
 }
 
-} // namespace
+/// What a thread's runs read: the loads, the run's elements W and the
+/// test that proves them aligned; W 1 where there are none.
+struct RunPlan {
+  std::vector<Expr> Loads;
+  int64_t W = 1;
+  Expr Test;
+};
 
-Stmt foldRowShare(const Func &F, NameTable &Names, const ForNode &Loop, const std::string &Step,
-                  const Expr &Tid, int64_t Threads, bool &Runs) {
-  Runs = false;
-  Stmt Scalar = strided(Loop, Step, Tid, Threads);
+RunPlan planRuns(const Func &F, const ForNode &Loop) {
+  RunPlan P;
   bool Ok = false;
   std::vector<Expr> Loads = runLoads(F, Loop.Body, Loop.Var, Ok);
   if (!Ok || Loads.empty() || asConstInt(Loop.Min) != 0)
-    return Scalar;
+    return P;
   int64_t Widest = 1;
   for (const Expr &L : Loads)
     Widest = std::max<int64_t>(Widest, dtypeBytes(L->Type));
@@ -75,7 +79,26 @@ Stmt foldRowShare(const Func &F, NameTable &Names, const ForNode &Loop, const st
   std::optional<Expr> Test =
       runTest(F, Loop.Extent, Tensors, W, [&](DType T) { return W * dtypeBytes(T); });
   if (!Test)
+    return P;
+  P.Loads = std::move(Loads);
+  P.W = W;
+  P.Test = *Test;
+  return P;
+}
+
+} // namespace
+
+int64_t rowRunElements(const Func &F, const ForNode &Loop) { return planRuns(F, Loop).W; }
+
+Stmt foldRowShare(const Func &F, NameTable &Names, const ForNode &Loop, const std::string &Step,
+                  const Expr &Tid, int64_t Threads, bool &Runs) {
+  Runs = false;
+  Stmt Scalar = strided(Loop, Step, Tid, Threads);
+  RunPlan P = planRuns(F, Loop);
+  if (P.W == 1)
     return Scalar;
+  const std::vector<Expr> &Loads = P.Loads;
+  int64_t W = P.W;
 
   // Each operand's run into registers, then the W steps on them.
   std::string C0 = Names.fresh(Loop.Var + "_at"), V = Names.fresh("v");
@@ -109,7 +132,7 @@ Stmt foldRowShare(const Func &F, NameTable &Names, const ForNode &Loop, const st
   Stmt Wide = forLoop(Step, intImm(0), Trips, ForKind::Serial, letStmt(C0, Start, Body, Line), Line,
                       RunsUnroll);
   Runs = true;
-  return ifThen(*Test, Wide, Scalar, Line);
+  return ifThen(P.Test, Wide, Scalar, Line);
 }
 
 } // namespace tdsl

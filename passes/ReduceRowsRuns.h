@@ -35,6 +35,10 @@
 
 namespace tdsl {
 
+/// The elements of one run of the row loop Loop (4 f32, 8 f16, 16 i8), or
+/// 1 where its loads take none.
+int64_t rowRunElements(const ir::Func &F, const ir::ForNode &Loop);
+
 /// Thread Tid's fold of the row loop Loop (whose body is the step, c its
 /// variable), Threads threads striding the row: the element-at-a-time loop
 /// `for Step { let c = Tid + Step * Threads { body } }`, under runs of 16
