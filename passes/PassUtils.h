@@ -154,6 +154,7 @@ ir::Expr linearIndex(const std::vector<ir::Expr> &Shape, const std::vector<ir::E
 /// a column vector's `B: f32[K, 1]`, hold element 0 whatever they are
 /// indexed with, so consecutive values of the index before them address
 /// consecutive elements. L's last index where the tensor is not found.
+/// L has at least one index.
 const ir::Expr &lastMovingIndex(const ir::LoadNode &L, const ir::Func &F);
 
 /// True if Idx is [..., V] with V nowhere else: consecutive values of V
