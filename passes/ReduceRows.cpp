@@ -117,9 +117,7 @@ public:
           static_cast<const BinaryNode &>(*Len).Op == BinaryOp::Min &&
           hostEvaluable(static_cast<const BinaryNode &>(*Len).A, Sizes))
         Len = static_cast<const BinaryNode &>(*Len).A;
-      // A block's threads should each have a run to read where the row is
-      // read in runs: 256 runs of 8 halves are 2048 elements.
-      BlockRowLength = std::max(ReduceBlockRowLength, Threads * rowRunElements(F, *R->Loop));
+      RunElements = rowRunElements(F, *R->Loop);
       M = choose(flatExtent(Run.Loops), Len, Why);
     }
     if (!M) {
@@ -129,11 +127,11 @@ public:
     // A length open at compile time that the launcher can evaluate: the
     // rule's choice at run time, a launch of each mapping, the grid of the
     // one the sizes do not pick empty. A warp where the row is shorter
-    // than BlockRowLength, unless the rows are few and long enough
+    // than blockRowLength(), unless the rows are few and long enough
     // to fill a block.
     Expr Rows = flatExtent(Run.Loops);
     if (M->Open && hostEvaluable(Rows, Sizes) && hostEvaluable(Len, Sizes)) {
-      Expr Warp = binary(BinaryOp::And, lt(Len, intImm(BlockRowLength)),
+      Expr Warp = binary(BinaryOp::And, lt(Len, intImm(blockRowLength())),
                          binary(BinaryOp::Or, binary(BinaryOp::Ge, Rows, intImm(ReduceFewRows)),
                                 lt(Len, intImm(Threads))));
       Warp = simplifyExpr(Warp);
@@ -250,7 +248,7 @@ private:
   ///    evaluate L and the row count, rewriteNest adds a warp-per-row
   ///    launch and rules 3-5 pick between the two at run time; else (a
   ///    length that varies by row) the block stays.
-  /// 3. L >= BlockRowLength: a block; 4 or more elements for each of 256
+  /// 3. L >= blockRowLength(): a block; 4 or more elements for each of 256
   ///    threads pay for the barrier and the second combine, and where the
   ///    row is read in runs, a run for each (2048 f16): a block whose 256
   ///    threads share 128 runs of 1024 halves lost to a warp a row
@@ -278,13 +276,15 @@ private:
                          "to a few warps",
                      true};
     std::string Elements = std::to_string(*L) + " elements";
-    if (*L >= BlockRowLength)
-      return Mapping{true, "rows of " + Elements + ", at least " + std::to_string(BlockRowLength) +
+    if (*L >= blockRowLength())
+      return Mapping{true, "rows of " + Elements + ", at least " +
+                               std::to_string(blockRowLength()) +
                                ": long enough to keep a block busy"};
     if (R && *R < ReduceFewRows && *L >= Threads)
       return Mapping{true, "only " + std::to_string(*R) + " rows, of " + Elements +
                                ": a warp each would leave most SMs idle"};
-    return Mapping{false, "rows of " + Elements + ", fewer than " + std::to_string(BlockRowLength) +
+    return Mapping{false, "rows of " + Elements + ", fewer than " +
+                              std::to_string(blockRowLength()) +
                               ": too short to keep a block busy"};
   }
 
@@ -301,11 +301,17 @@ private:
     Thread = Names.fresh("tid");
   }
 
-  /// The note's words for runs of 16 bytes, where foldShare took them.
+  /// The shortest row a block takes: ReduceBlockRowLength, or where the
+  /// row is read in runs and that is more, a run for each thread (256
+  /// runs of 8 halves are 2048 elements).
+  int64_t blockRowLength() const { return std::max(ReduceBlockRowLength, Threads * RunElements); }
+
+  /// The note's words for runs of 16 bytes, where foldShare takes them.
   std::string runsNote() const {
-    return Runs ? " (runs of 16 bytes a thread, two at a time, where the row length and the "
-                  "tensors' alignment allow)"
-                : "";
+    return RunElements > 1
+               ? " (runs of 16 bytes a thread, two at a time, where the row length and the "
+                 "tensors' alignment allow)"
+               : "";
   }
 
   Expr accValue(const RowReduction &R) const {
@@ -332,7 +338,7 @@ private:
           structurallyEqual(static_cast<const StoreNode &>(*R.Init[0]).Value, Identity)))
       Body.push_back(ifThen(binary(BinaryOp::Ne, Tid, intImm(0)),
                             storeAcc(R, Identity, Acc.SrcLine), nullptr, Acc.SrcLine));
-    Body.push_back(foldRowShare(F, Names, Loop, Step, Tid, Threads, Runs));
+    Body.push_back(foldRowShare(F, Names, Loop, Step, Tid, Threads));
     return Body;
   }
 
@@ -469,10 +475,9 @@ private:
   NameTable Names;
   std::string BlockPerRowWord; ///< the pinned block_per_row, or ""
   bool RowsPinned, ThreadsPinned;
-  bool Runs = false; ///< the last foldShare's loop is in runs of 16 bytes
-  /// The shortest row a block takes, for the nest being mapped:
-  /// ReduceBlockRowLength, or a run for each thread where that is more.
-  int64_t BlockRowLength = ReduceBlockRowLength;
+  /// Elements of a run of the nest being mapped (rowRunElements), 1 for
+  /// none.
+  int64_t RunElements = 1;
   int64_t RowsPerBlock, Threads;
   std::string Block, Warp, Lane, Row, Step, Thread;
 };

@@ -91,8 +91,7 @@ RunPlan planRuns(const Func &F, const ForNode &Loop) {
 int64_t rowRunElements(const Func &F, const ForNode &Loop) { return planRuns(F, Loop).W; }
 
 Stmt foldRowShare(const Func &F, NameTable &Names, const ForNode &Loop, const std::string &Step,
-                  const Expr &Tid, int64_t Threads, bool &Runs) {
-  Runs = false;
+                  const Expr &Tid, int64_t Threads) {
   Stmt Scalar = strided(Loop, Step, Tid, Threads);
   RunPlan P = planRuns(F, Loop);
   if (P.W == 1)
@@ -131,7 +130,6 @@ Stmt foldRowShare(const Func &F, NameTable &Names, const ForNode &Loop, const st
   // blocks a row need to keep the copy rate.
   Stmt Wide = forLoop(Step, intImm(0), Trips, ForKind::Serial, letStmt(C0, Start, Body, Line), Line,
                       RunsUnroll);
-  Runs = true;
   return ifThen(P.Test, Wide, Scalar, Line);
 }
 

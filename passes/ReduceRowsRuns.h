@@ -42,9 +42,9 @@ int64_t rowRunElements(const ir::Func &F, const ir::ForNode &Loop);
 /// Thread Tid's fold of the row loop Loop (whose body is the step, c its
 /// variable), Threads threads striding the row: the element-at-a-time loop
 /// `for Step { let c = Tid + Step * Threads { body } }`, under runs of 16
-/// bytes where the loads allow them (the header); Runs says which.
+/// bytes where the loads allow them (the header; rowRunElements > 1).
 ir::Stmt foldRowShare(const ir::Func &F, NameTable &Names, const ir::ForNode &Loop,
-                      const std::string &Step, const ir::Expr &Tid, int64_t Threads, bool &Runs);
+                      const std::string &Step, const ir::Expr &Tid, int64_t Threads);
 
 } // namespace tdsl
 
