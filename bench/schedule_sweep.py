@@ -11,8 +11,9 @@ Each suite kernel (bench/suite: gemm_f16 over 34 shapes, gemm_bf16, gemm_tf32,
 gemm_i8, bgemm_f16 over 10, gemm_bias_gelu, gated_mlp at T = 4096, 64, 32 and 16,
 gemm_f32 over 21 against torch's f32 matmul without tf32, and gemm_f32_cols: f32
 products of a constant 1, 16 or 64 columns, each its own kernel; gemv: f16
-and f32 products of one column or of one row by W[n, k]; rowsum: f32 and f16
-rows summed) is
+and f32 products of one column or of one row by W[n, k] or W[k, n], and a
+decoder's attention row times V batched; rowsum: f32 and f16 rows summed,
+f32 columns summed) is
 compiled twice by the tdsl package, with the knobs of --base and of --new pinned (default: base
 double_buffer=off, new none: tdslc's own choice), each by its own tdslc where
 --base-tdslc and --new-tdslc name two builds, and called on the same
@@ -158,6 +159,20 @@ GEMV_KERNELS = {
     "gemv_f16_wt": ("kernel gemv_f16_wt(X: f16[1, K], W: f16[N, K]) -> (Y: f16[1, N]) {\n"
                     "  acc[m, n] += X[m, k] * W[n, k]\n  Y[m, n] = acc[m, n]\n}\n",
                     [(4096, 4096), (11008, 4096), (4096, 11008), (32000, 4096), (4096, 1024)]),
+    # A row times weights stored [k, n] (`x @ W`), in f32 and f16, and a
+    # decoder's attention over its cache (one query row a head times V[t, d]).
+    "gemv_f32_kn": ("kernel gemv_f32_kn(X: f32[1, K], W: f32[K, N]) -> (Y: f32[1, N]) {\n"
+                    "  Y[m, n] += X[m, k] * W[k, n]\n}\n",
+                    [(4096, 4096), (11008, 4096), (4096, 11008), (32000, 4096)]),
+    "gemv_f16_kn": ("kernel gemv_f16_kn(X: f16[1, K], W: f16[K, N]) -> (Y: f16[1, N]) {\n"
+                    "  acc[m, n] += X[m, k] * W[k, n]\n  Y[m, n] = acc[m, n]\n}\n",
+                    [(4096, 4096), (11008, 4096), (4096, 11008), (32000, 4096)]),
+    "bgemv_f16_kn": ("kernel bgemv_f16_kn(P: f16[B, 1, T], V: f16[B, T, D]) -> (O: f16[B, 1, D]) {\n"
+                     "  acc[b, m, d] += P[b, m, t] * V[b, t, d]\n  O[b, m, d] = acc[b, m, d]\n}\n",
+                     [(32, 128, 4096), (128, 128, 1024), (64, 64, 8192)]),
+    # Column sums (the reduction along rows, reduce-rows' split), f32.
+    "colsum_f32": ("kernel colsum_f32(X: f32[R, C]) -> (Y: f32[C]) {\n  Y[c] += X[r, c]\n}\n",
+                   [(8192, 8192), (65536, 256), (256, 65536), (4096, 1024)]),
     # Row sums, reduce-rows' own kernel (bench/suite/rowsum.tdsl is the f32
     # one): f16 rows summed in f32.
     "rowsum_f16": ("kernel rowsum_f16(X: f16[R, C]) -> (Y: f32[R]) {\n  Y[r] += X[r, c]\n}\n",
@@ -180,7 +195,7 @@ def group_of(name):
     """The --only name a kernel is timed under."""
     if name.startswith("gemm_f32_n"):
         return "gemm_f32_cols"
-    if name == "rowsum_f16":
+    if name in ("rowsum_f16", "colsum_f32"):
         return "rowsum"
     return "gemv" if name in GEMV_KERNELS else name
 
@@ -259,6 +274,15 @@ def cases(quick):
                lambda x, w: f32_matmul(x, w.t()), f"1x{n}x{k} W[n, k]")
     for n, k in GEMV_KERNELS["gemv_f16_wt"][1]:
         yield "gemv_f16_wt", (rand(1, k), rand(n, k)), lambda x, w: x @ w.t(), f"1x{n}x{k} W[n, k]"
+    for name in ("gemv_f32_kn", "gemv_f16_kn"):
+        dt = f32 if "f32" in name else torch.float16
+        for n, k in GEMV_KERNELS[name][1]:
+            yield (name, (rand(1, k, dtype=dt), rand(k, n, dtype=dt)),
+                   f32_matmul if dt == f32 else (lambda x, w: x @ w), f"1x{n}x{k} W[k, n]")
+    for b, d, t in GEMV_KERNELS["bgemv_f16_kn"][1]:
+        yield "bgemv_f16_kn", (rand(b, 1, t), rand(b, t, d)), torch.bmm, f"{b}x1x{d}x{t}"
+    for r, c in GEMV_KERNELS["colsum_f32"][1]:
+        yield "colsum_f32", (rand(r, c, dtype=f32),), lambda x: x.sum(0), f"{r}x{c}"
     for r, c in ROWSUM_SHAPES:
         yield "rowsum", (rand(r, c, dtype=f32),), lambda x: x.sum(1), f"{r}x{c}"
     for r, c in GEMV_KERNELS["rowsum_f16"][1]:

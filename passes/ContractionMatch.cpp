@@ -143,7 +143,7 @@ std::optional<ContractionNest> matchContraction(const Stmt &Nest, const char *Pa
   return C;
 }
 
-std::string vectorProduct(const ContractionNest &C, const Func &F) {
+std::string vectorProduct(const ContractionNest &C, const Func &F, bool Columns) {
   DType T = C.acc().Type;
   if (C.Accs.size() != 1 ||
       (T != DType::F32 && T != DType::F64 && T != DType::I32 && T != DType::I64))
@@ -153,14 +153,31 @@ std::string vectorProduct(const ContractionNest &C, const Func &F) {
                                                          : nullptr;
   if (!Unit)
     return "";
+  const ForNode *Other = Unit == C.Col ? C.Row : C.Col;
   const std::string &K = C.Red->Var;
-  for (const ContractionOperand &O : C.Operands)
-    if (!usesAnyVar(lastMovingIndex(static_cast<const LoadNode &>(*O.Load), F), {K}))
-      return "";
-  return "a product of one " + std::string(Unit == C.Col ? "column" : "row") + " ('" + Unit->Var +
-         "' runs over one element) whose operands all read along '" + K +
-         "' contiguously is a row reduction for each output: a warp or a block reads its row at "
-         "copy speed, where a tile would spend all but 1/32 of its FMAs past the vector";
+  std::string Product = "a product of one " + std::string(Unit == C.Col ? "column" : "row") +
+                        " ('" + Unit->Var + "' runs over one element) ";
+  const char *Waste = ", where a tile would spend all but 1/32 of its FMAs past the vector";
+  auto ReadsAlong = [&](const ContractionOperand &O, const std::string &V) {
+    return usesAnyVar(lastMovingIndex(static_cast<const LoadNode &>(*O.Load), F), {V});
+  };
+  if (llvm::all_of(C.Operands, [&](const ContractionOperand &O) { return ReadsAlong(O, K); }))
+    return Product + "whose operands all read along '" + K +
+           "' contiguously is a row reduction for each output: a warp or a block reads its row "
+           "at copy speed" +
+           Waste;
+  // The vector's side is read at one element a k step, the same for every
+  // output; the matrix read along the other output index is consecutive
+  // across neighbouring outputs, a thread each.
+  bool MatrixRowSide = Other == C.Row;
+  if (Columns && llvm::all_of(C.Operands, [&](const ContractionOperand &O) {
+        return O.RowSide != MatrixRowSide || ReadsAlong(O, Other->Var);
+      }))
+    return Product + "whose matrix reads along '" + Other->Var +
+           "' contiguously is a column reduction: neighbouring outputs' threads read consecutive "
+           "elements of each of its rows" +
+           Waste;
+  return "";
 }
 
 } // namespace tdsl

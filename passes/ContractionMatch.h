@@ -72,13 +72,18 @@ std::optional<ContractionNest> matchContraction(const ir::Stmt &Nest, const char
                                                 bool ExplainAll = false);
 
 /// Why C is better reduced a row per output than tiled, or "": one of its
-/// output loops runs over one element (a matrix times a vector, `B: f32[K,
-/// 1]`, or a vector times a matrix whose other operand is `W[n, k]`) and
-/// every operand reads along k contiguously. A tile spends all but 1/32
-/// of its FMAs past the vector there, while reduce-rows gives each output
-/// a warp or a block that reads its row at copy speed. One accumulator of
-/// a type warps shuffle (reduce-rows' own condition) only.
-std::string vectorProduct(const ContractionNest &C, const ir::Func &F);
+/// output loops runs over one element and either every operand reads along
+/// k contiguously (a matrix times a vector, `B: f32[K, 1]`, or a vector
+/// times a matrix stored `W[n, k]`: reduce-rows gives each output a warp or
+/// a block that reads its row at copy speed) or, with Columns, the matrix
+/// reads along the other output index (a vector times `W[k, n]`: a column
+/// reduction, which reduce-rows splits over k with a thread per output and
+/// chunk). A CUDA-core tile spends all but 1/32 of its FMAs past the
+/// vector; tensor-core tiles read a matrix along n at the copy rate, and
+/// their idle rows cost a memory-bound product nothing, so tile-mma asks
+/// for rows only. One accumulator of a type warps shuffle (reduce-rows'
+/// own condition) only.
+std::string vectorProduct(const ContractionNest &C, const ir::Func &F, bool Columns);
 
 } // namespace tdsl
 

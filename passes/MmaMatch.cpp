@@ -110,7 +110,7 @@ bool matchMma(const Func &F, const Stmt &Nest, const char *Pass, bool On, MmaCon
   std::optional<ContractionNest> C = matchContraction(Nest, On ? Pass : nullptr, On);
   if (!C)
     return false;
-  if (std::string Why = vectorProduct(*C, F); !Why.empty())
+  if (std::string Why = vectorProduct(*C, F, /*Columns=*/false); !Why.empty())
     return On ? declineMma(Pass, On, Nest, Why) : false;
   ContractionNest &N = Out.N;
   N = std::move(*C);

@@ -52,8 +52,8 @@ bool declineMma(const char *Pass, bool On, const ir::Stmt &Nest, const std::stri
 /// Whether Nest is a contraction the tensor cores take, into Out. A nest
 /// that is a contraction but not such is declined with a remark of Pass
 /// ("tensor_cores = on, but ..." when On); one that is no contraction, or a
-/// product of one row or column that reduce-rows takes (vectorProduct),
-/// only when On.
+/// product of one row or column read along k, which reduce-rows takes
+/// (vectorProduct), only when On.
 bool matchMma(const ir::Func &F, const ir::Stmt &Nest, const char *Pass, bool On,
               MmaContraction &Out);
 

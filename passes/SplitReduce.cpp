@@ -141,7 +141,8 @@ std::optional<Reduction> match(const Stmt &S) {
 /// reads consecutive elements along the innermost reduced loop or one
 /// element along all of it; Other otherwise, and for a convolution (a last
 /// index moving with both an output and a reduced loop). A dimension of
-/// extent 1 is not a last one (lastMovingIndex).
+/// extent 1 is not a last one (lastMovingIndex), nor an output loop of
+/// extent 1 the innermost.
 enum class Walk { Column, Row, Other };
 
 Walk walkOf(const Func &F, const Reduction &R) {
@@ -149,7 +150,12 @@ Walk walkOf(const Func &F, const Reduction &R) {
   for (const Loop &L : R.Red)
     RedVars.push_back(L.Var);
   const std::string &Inner = R.Red.back().Var;
-  std::string Out = R.Outs.empty() ? "" : R.Outs.back().Var;
+  // The innermost output loop that moves: one of extent 1 after it (C[m,
+  // 0] of a matrix times a column) holds no neighbours.
+  std::string Out;
+  for (const Loop &L : R.Outs)
+    if (asConstInt(L.Extent) != 1)
+      Out = L.Var;
   bool Column = true, Row = true, AnyColumn = false, AnyRow = false;
   for (const Expr &LE : loadsOf(R.E)) {
     const auto &L = static_cast<const LoadNode &>(*LE);

@@ -14,7 +14,7 @@ bool Tiler::match(const Stmt &Nest) {
   std::optional<ContractionNest> C = matchContraction(Nest, "tile-contraction");
   if (!C)
     return false;
-  if (std::string Why = vectorProduct(*C, F); !Why.empty()) {
+  if (std::string Why = vectorProduct(*C, F, /*Columns=*/true); !Why.empty()) {
     remark("tile-contraction", Nest->SrcLine, Why + "; left to reduce-rows");
     return false;
   }
