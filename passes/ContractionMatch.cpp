@@ -170,8 +170,10 @@ std::string vectorProduct(const ContractionNest &C, const Func &F, bool Columns)
   // output; the matrix read along the other output index is consecutive
   // across neighbouring outputs, a thread each.
   bool MatrixRowSide = Other == C.Row;
-  if (Columns && llvm::all_of(C.Operands, [&](const ContractionOperand &O) {
-        return O.RowSide != MatrixRowSide || ReadsAlong(O, Other->Var);
+  auto Matrix = [&](const ContractionOperand &O) { return O.RowSide == MatrixRowSide; };
+  if (Columns && llvm::any_of(C.Operands, Matrix) &&
+      llvm::all_of(C.Operands, [&](const ContractionOperand &O) {
+        return !Matrix(O) || ReadsAlong(O, Other->Var);
       }))
     return Product + "whose matrix reads along '" + Other->Var +
            "' contiguously is a column reduction: neighbouring outputs' threads read consecutive "
