@@ -145,10 +145,11 @@ def compiled_only(args, sources):
     print(f"built {len(built)} libraries into {args.out} for {args.arch}")
     return 0
 
-# gemv: products of one column or one row, each its own kernel, with its
-# shapes (the rows, then k): a matrix times a column (`B: f16[K, 1]`), and
+# Kernels of their own, each with its shapes. gemv: products of one column
+# or one row (the rows, then k): a matrix times a column (`B: f16[K, 1]`),
 # a row times weights stored as nn.Linear stores them (`W[n, k]`, a
-# decoder's one token), in f32 and f16.
+# decoder's one token) or as `x @ W` reads them (`W[k, n]`), in f32 and
+# f16, and a batched P @ V. rowsum: f16 row sums and f32 column sums.
 GEMV_KERNELS = {
     "gemv_f16_n1": ("kernel gemv_f16_n1(A: f16[M, K], B: f16[K, 1]) -> (C: f16[M, 1]) {\n"
                     "  acc[m, n] += A[m, k] * B[k, n]\n  C[m, n] = acc[m, n]\n}\n",

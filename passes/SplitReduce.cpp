@@ -141,8 +141,8 @@ std::optional<Reduction> match(const Stmt &S) {
 /// reads consecutive elements along the innermost reduced loop or one
 /// element along all of it; Other otherwise, and for a convolution (a last
 /// index moving with both an output and a reduced loop). A dimension of
-/// extent 1 is not a last one (lastMovingIndex), nor an output loop of
-/// extent 1 the innermost.
+/// extent 1 is not a last one (lastMovingIndex), and the outputs' innermost
+/// loop is the innermost whose extent is not 1.
 enum class Walk { Column, Row, Other };
 
 Walk walkOf(const Func &F, const Reduction &R) {
