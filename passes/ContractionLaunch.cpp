@@ -95,7 +95,8 @@ bool Tiler::schedule(unsigned Line) {
   if (!Split) {
     const Knob *SplitKnob = findKnob(F, "split_k");
     SplitWhen = (SplitKnob && SplitKnob->Word == "off") || findKnob(F, "block_tile") ||
-                        findKnob(F, "thread_tile") || findKnob(F, "k_tile")
+                        findKnob(F, "thread_tile") || findKnob(F, "k_tile") ||
+                        !Contraction.Outer.empty()
                     ? nullptr
                     : ContractionSplitK::when(Contraction, S.BlockM, S.BlockN, S.TileK,
                                               /*ComputeBound=*/true, blockScale());
@@ -149,6 +150,16 @@ Stmt Tiler::launch(Stmt Launch, unsigned Line) {
       "per output" +
       (S.Prefetch ? "; the next k tile is loaded into registers during this one's FMAs" : "") +
       (S.Stages == 2 ? "; two shared buffers, one barrier per k tile" : "");
+  if (!Contraction.Outer.empty()) {
+    std::string Vars;
+    for (const ForNode *L : Contraction.Outer)
+      Vars += (Vars.empty() ? "'" : ", '") + L->Var + "'";
+    bool One = Contraction.Outer.size() == 1;
+    Note += std::string("; the reduced loop") + (One ? " " : "s ") + Vars +
+            (One ? " runs" : " run") + " around the k tiles of '" + RedLoop->Var +
+            "': one index walks every k tile of each of their combinations, so the next tile's "
+            "copies overlap this one's FMAs across them";
+  }
   std::string InRuns;
   for (const CoreOperandStage &O : Ops)
     if (O.Run > 1)

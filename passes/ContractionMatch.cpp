@@ -18,8 +18,8 @@ Stmt withAccumulatorsAt(const ContractionNest &C, const std::vector<Stmt> &Stmts
   return S;
 }
 
-std::optional<ContractionNest> matchContraction(const Stmt &Nest, const char *Pass,
-                                                bool ExplainAll) {
+std::optional<ContractionNest> matchContraction(const Stmt &Nest, const char *Pass, bool ExplainAll,
+                                                bool Nests) {
   auto Decline = [&](const llvm::Twine &Why) -> std::optional<ContractionNest> {
     if (Pass)
       remark(Pass, Nest->SrcLine, Why + "; left to the passes after it");
@@ -57,26 +57,31 @@ std::optional<ContractionNest> matchContraction(const Stmt &Nest, const char *Pa
     }
   if (LoopAt == Body.size())
     return NotOne("no reduction loop");
-  C.Red = static_cast<const ForNode *>(Body[LoopAt].get());
-  std::vector<std::string> Reduced = {C.Red->Var};
-  for (Stmt In = C.Red->Body; In->Kind == StmtKind::For;
-       In = static_cast<const ForNode &>(*In).Body)
-    Reduced.push_back(static_cast<const ForNode &>(*In).Var);
-  if (Reduced.size() > 1)
+  // The reduced loops: one, or with Nests a perfect nest of them.
+  std::vector<const ForNode *> RedLoops = {static_cast<const ForNode *>(Body[LoopAt].get())};
+  std::vector<std::string> Reduced = {RedLoops[0]->Var};
+  for (Stmt In = RedLoops[0]->Body; In->Kind == StmtKind::For;
+       In = static_cast<const ForNode &>(*In).Body) {
+    RedLoops.push_back(static_cast<const ForNode *>(In.get()));
+    Reduced.push_back(RedLoops.back()->Var);
+  }
+  if (Reduced.size() > 1 && !Nests)
     return Decline("the reduction runs over a nest of loops ('" + llvm::join(Reduced, "', '") +
                    "'); the tile passes take one reduced index");
-  C.Batch.assign(Run.Loops.begin(), Run.Loops.end() - 2);
-  C.Row = Run.Loops[Run.Loops.size() - 2];
-  C.Col = Run.Loops.back();
   std::vector<std::string> Outer;
   for (const ForNode *L : Run.Loops)
     Outer.push_back(L->Var);
-  if (C.Red->Loop != ForKind::Serial)
-    return Decline("the reduction loop is not serial");
-  if (usesAnyVar(C.Red->Min, Outer) || usesAnyVar(C.Red->Extent, Outer))
-    return Decline("the reduction's bounds depend on the output indices");
+  for (const ForNode *L : RedLoops) {
+    if (L->Loop != ForKind::Serial)
+      return Decline("the reduction loop is not serial");
+    if (usesAnyVar(L->Min, Outer) || usesAnyVar(L->Extent, Outer))
+      return Decline("the reduction's bounds depend on the output indices");
+    if (usesAnyVar(L->Min, Reduced) || usesAnyVar(L->Extent, Reduced))
+      return Decline("the bounds of the reduced loop '" + L->Var +
+                     "' depend on another reduced index");
+  }
   // One store per accumulator, each reading no other accumulator.
-  for (const Stmt &U : flattenBlocks(C.Red->Body)) {
+  for (const Stmt &U : flattenBlocks(RedLoops.back()->Body)) {
     auto It = U->Kind != StmtKind::Store
                   ? C.Accs.end()
                   : llvm::find_if(C.Accs, [&](const ContractionAcc &A) {
@@ -100,7 +105,7 @@ std::optional<ContractionNest> matchContraction(const Stmt &Nest, const char *Pa
         hasLoads(static_cast<const StoreNode &>(*P).Value))
       return Decline("the accumulator's initialization reads memory");
   for (const Stmt &E : C.Epilogue)
-    if (hasGPULoops(E) || usesAnyVar(E, {C.Red->Var}))
+    if (hasGPULoops(E) || usesAnyVar(E, Reduced))
       return Decline("the epilogue uses the reduction index");
 
   // Every load of an update is its own ACC[0] or an operand of one side.
@@ -115,6 +120,7 @@ std::optional<ContractionNest> matchContraction(const Stmt &Nest, const char *Pa
       if (llvm::none_of(Loads, [&](const Expr &X) { return structurallyEqual(X, L); }))
         Loads.push_back(L);
     }
+  std::vector<Expr> Ops;
   for (const Expr &L : Loads) {
     const auto &N = static_cast<const LoadNode &>(*L);
     if (C.accumulates(N.Buffer)) {
@@ -125,21 +131,87 @@ std::optional<ContractionNest> matchContraction(const Stmt &Nest, const char *Pa
     for (const Expr &I : N.Indices)
       if (hasLoads(I))
         return Decline("'" + N.Buffer + "' is indexed through memory");
-    bool K = usesAnyVar(L, {C.Red->Var}), M = usesAnyVar(L, {C.Row->Var}),
-         Nn = usesAnyVar(L, {C.Col->Var});
-    if (!K || M == Nn)
-      return Decline("'" + N.Buffer +
+    Ops.push_back(L);
+  }
+  if (Ops.empty())
+    return Decline("the reduction reads no operand");
+
+  // The tiled reduced index k: the only one, or of a nest the innermost
+  // that every operand reads as an index of its own (a convolution's
+  // input channel c, not r of X[.., h + r, ..]), so that each k step
+  // stages plain tile rows; the others run around the loop over k tiles.
+  C.Red = RedLoops.size() == 1 ? RedLoops[0] : nullptr;
+  std::vector<std::string> Every = Outer;
+  llvm::append_range(Every, Reduced);
+  for (auto It = RedLoops.rbegin(); It != RedLoops.rend() && !C.Red; ++It) {
+    const std::string &K = (*It)->Var;
+    std::vector<std::string> Others;
+    for (const std::string &V : Every)
+      if (V != K)
+        Others.push_back(V);
+    if (llvm::all_of(Ops, [&](const Expr &L) {
+          const auto &N = static_cast<const LoadNode &>(*L);
+          return llvm::any_of(N.Indices, [&](const Expr &I) { return usesAnyVar(I, {K}); }) &&
+                 llvm::none_of(N.Indices, [&](const Expr &I) {
+                   return usesAnyVar(I, {K}) && usesAnyVar(I, Others);
+                 });
+        }))
+      C.Red = *It;
+  }
+  if (!C.Red)
+    return Decline("no reduced index of ('" + llvm::join(Reduced, "', '") +
+                   "') is an index of its own in every operand, so none is a tile's k");
+  for (const ForNode *L : RedLoops)
+    if (L != C.Red)
+      C.Outer.push_back(L);
+
+  // The row and column loops m and n: each operand uses exactly one of
+  // them (its rows or columns) and k. The nest's last two; with Nests,
+  // else the innermost other pair that fits, the loops left over being
+  // batch loops, its inner loop the rows: in NCHW a convolution's width
+  // (as in NHWC, whose last two loops are the width and the channel), the
+  // side whose launch for at most 64 rows narrows the tiles where the
+  // width is small (a deep layer's 14 or 7).
+  auto Fits = [&](const ForNode *Row, const ForNode *Col) -> const LoadNode * {
+    for (const Expr &L : Ops) {
+      bool K = usesAnyVar(L, {C.Red->Var}), M = usesAnyVar(L, {Row->Var}),
+           Nn = usesAnyVar(L, {Col->Var});
+      if (!K || M == Nn)
+        return static_cast<const LoadNode *>(L.get());
+    }
+    return nullptr;
+  };
+  size_t Last = Run.Loops.size() - 1, RowAt = Last - 1, ColAt = Last;
+  if (const LoadNode *Bad = Fits(Run.Loops[RowAt], Run.Loops[ColAt])) {
+    bool Found = false;
+    for (size_t J = Last + 1; Nests && !Found && J-- > 0;)
+      for (size_t I = J; !Found && I-- > 0;)
+        if (!Fits(Run.Loops[J], Run.Loops[I])) {
+          RowAt = J;
+          ColAt = I;
+          Found = true;
+        }
+    if (!Found)
+      return Decline("'" + Bad->Buffer +
                      "' is not indexed by the reduction index and "
                      "exactly one output index, so it is not a tile operand");
+  }
+  C.Row = Run.Loops[RowAt];
+  C.Col = Run.Loops[ColAt];
+  for (size_t I = 0; I <= Last; ++I)
+    if (I != RowAt && I != ColAt)
+      C.Batch.push_back(Run.Loops[I]);
+  for (const Expr &L : Loads) {
+    const auto &N = static_cast<const LoadNode &>(*L);
+    if (C.accumulates(N.Buffer))
+      continue;
     ContractionOperand O;
     O.Load = L;
     O.Type = N.Type;
-    O.RowSide = M;
+    O.RowSide = usesAnyVar(L, {C.Row->Var});
     O.KFastest = usesAnyVar(N.Indices.back(), {C.Red->Var});
     C.Operands.push_back(std::move(O));
   }
-  if (C.Operands.empty())
-    return Decline("the reduction reads no operand");
   return C;
 }
 

@@ -3,7 +3,8 @@
 // The first step of both contraction lowerings (tile-mma on tensor cores,
 // tile-contraction on CUDA cores): a nest that is two or more outer serial
 // loops (batch..., m, n) around `alloc ACC: T[1] register` holding stores
-// to ACC[0] that read nothing, ONE serial loop k whose bounds are free of
+// to ACC[0] that read nothing, ONE serial loop k (for tile-contraction
+// also a perfect nest of them: a convolution) whose bounds are free of
 // the output indices and whose body is ACC[0] = f(ACC[0], operands), each
 // operand a load that uses k and exactly one of m and n, and an epilogue
 // that does not use k. Sibling contractions (graph/Siblings.h) are one
@@ -47,6 +48,9 @@ struct ContractionAcc {
 struct ContractionNest {
   std::vector<const ir::ForNode *> Batch;
   const ir::ForNode *Row = nullptr, *Col = nullptr, *Red = nullptr;
+  /// The other reduced loops of a nest (matched with Nests), outermost
+  /// first: they run around the loop over Red's tiles.
+  std::vector<const ir::ForNode *> Outer;
   std::vector<ContractionAcc> Accs; ///< in allocation order: one, or one per sibling
   std::vector<ir::Stmt> Init, Epilogue;
   std::vector<ContractionOperand> Operands; ///< the distinct loads of every update
@@ -68,8 +72,14 @@ ir::Stmt withAccumulatorsAt(const ContractionNest &C, const std::vector<ir::Stmt
 /// reduction loop inside the accumulator) is declined with a remark of
 /// Pass ending in "; left to the passes after it" (none if Pass is null),
 /// and with ExplainAll any other nest too ("not a contraction: ...").
+/// With Nests, the reduction may also run over a perfect nest of loops
+/// (a convolution's c, r, s): k is then the innermost one every operand
+/// reads as an index of its own, the others are Outer; and where the
+/// nest's last two output loops do not split the operands into rows and
+/// columns, another pair that does is taken (a convolution's output
+/// channel and width), the rest being batch loops.
 std::optional<ContractionNest> matchContraction(const ir::Stmt &Nest, const char *Pass,
-                                                bool ExplainAll = false);
+                                                bool ExplainAll = false, bool Nests = false);
 
 /// Why C is better reduced a row per output than tiled, or "": one of its
 /// output loops runs over one element and either every operand reads along

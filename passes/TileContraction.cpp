@@ -11,7 +11,8 @@ using namespace ir;
 namespace contraction {
 
 bool Tiler::match(const Stmt &Nest) {
-  std::optional<ContractionNest> C = matchContraction(Nest, "tile-contraction");
+  std::optional<ContractionNest> C =
+      matchContraction(Nest, "tile-contraction", /*ExplainAll=*/false, /*Nests=*/true);
   if (!C)
     return false;
   if (std::string Why = vectorProduct(*C, F, /*Columns=*/true); !Why.empty()) {
@@ -75,6 +76,9 @@ Stmt Tiler::computeStep(Expr KBase, Expr Steps, bool Full, unsigned Line) {
     return llvm::any_of(Values, [&](const Expr &X) { return usesAnyVar(X, {V}); });
   };
   // Output and reduction indices the update still uses directly.
+  for (const ForNode *L : Contraction.Outer)
+    if (Uses(L->Var))
+      Upd = atTile(var(KT), Upd);
   if (Uses(RedLoop->Var))
     Upd = letStmt(RedLoop->Var, fromMin(RedLoop->Min, add(KBase, var(KK))), Upd, Line);
   if (Uses(ColLoop->Var))
@@ -161,11 +165,17 @@ Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
   //    - neither: copy, barrier, FMAs, barrier.
   //    A split's block walks its own run of k tiles, KN from KF (kt
   //    counts from KF, so the loop keeps one bound live, not KF and KN).
+  //    A reduction over a nest (a convolution's c, r, s) walks one
+  //    index over every k tile of every combination of the Outer loops
+  //    (kBase, atTile), so each form above spans them unchanged.
   Expr KExt = RedLoop->Extent;
   Expr First = Split ? var(KF) : c(0);
   Expr Tiles = Split ? var(KN) : ceilDiv(KExt, S.TileK);
-  Expr KBase = mul(var(KT), c(S.TileK));
+  if (!Contraction.Outer.empty())
+    Tiles = mul(Tiles, flatExtent(Contraction.Outer));
+  Expr KBase = kBase(var(KT));
   Expr KStart = Split ? mul(First, c(S.TileK)) : c(0);
+  Expr KNext = Contraction.Outer.empty() ? add(KBase, c(S.TileK)) : kBase(add(var(KT), c(1)));
   std::vector<Stmt> Loop;
   auto Compute = [&]() {
     // One after another: the order of the fresh names is fixed.
@@ -173,11 +183,12 @@ Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
     Stmt Full = computeStep(KBase, c(S.TileK), /*Full=*/true, Line);
     return ifThen(le(add(KBase, c(S.TileK)), KExt), Full, Partial, Line);
   };
-  auto CopyAll = [&](Expr Base, bool ToRegs) {
+  // Tile: the k tile Base starts, for the Outer loops' indices.
+  auto CopyAll = [&](Expr Base, Expr Tile, bool ToRegs) {
     std::vector<Stmt> Out;
     for (const CoreOperandStage &O : Ops)
       Out.push_back(O.copy(Names, S, TX, Base, S.Stages == 2 ? Stage : nullptr, ToRegs, Line));
-    return block(std::move(Out));
+    return atTile(Tile, block(std::move(Out)));
   };
   auto StoreAll = [&]() {
     std::vector<Stmt> Out;
@@ -190,24 +201,24 @@ Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
     // Two shared buffers: tile kt+1 is stored into one while tile kt is
     // read from the other, so one barrier per k tile suffices.
     Stage = Split ? imod(First, c(2)) : c(0);
-    Body.push_back(CopyAll(KStart, /*ToRegs=*/true));
+    Body.push_back(CopyAll(KStart, First, /*ToRegs=*/true));
     Body.push_back(StoreAll());
     Body.push_back(barrier(Line));
     Stage = imod(var(KT), c(2));
-    Loop.push_back(ifThen(HasNext, CopyAll(add(KBase, c(S.TileK)), true), nullptr, Line));
+    Loop.push_back(ifThen(HasNext, CopyAll(KNext, add(var(KT), c(1)), true), nullptr, Line));
     Loop.push_back(Compute());
     Stage = imod(add(var(KT), c(1)), c(2));
     Loop.push_back(ifThen(HasNext, StoreAll(), nullptr, Line));
     Loop.push_back(barrier(Line));
   } else if (S.Prefetch) {
-    Body.push_back(CopyAll(KStart, /*ToRegs=*/true));
+    Body.push_back(CopyAll(KStart, First, /*ToRegs=*/true));
     Loop.push_back(StoreAll());
     Loop.push_back(barrier(Line));
-    Loop.push_back(ifThen(HasNext, CopyAll(add(KBase, c(S.TileK)), true), nullptr, Line));
+    Loop.push_back(ifThen(HasNext, CopyAll(KNext, add(var(KT), c(1)), true), nullptr, Line));
     Loop.push_back(Compute());
     Loop.push_back(barrier(Line));
   } else {
-    Loop.push_back(CopyAll(KBase, /*ToRegs=*/false));
+    Loop.push_back(CopyAll(KBase, var(KT), /*ToRegs=*/false));
     Loop.push_back(barrier(Line));
     Loop.push_back(Compute());
     Loop.push_back(barrier(Line));

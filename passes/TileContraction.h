@@ -5,10 +5,17 @@
 //   `alloc ACC: T[1] register` holding: stores to ACC[0] that read nothing;
 //   ONE serial loop k, its bounds free of the output indices, whose body is
 //   ACC[0] = f(ACC[0], operands), each operand a load that uses k and
-//   exactly one of m and n; an epilogue. Other nests are declined with a
-//   remark and left to map-to-gpu.
-// Ensures: the same results bit for bit where the k loop is not split (each
-//   output still adds its k terms in k order), from `launch NAME
+//   exactly one of m and n; an epilogue. Or a perfect nest of reduced
+//   loops (a convolution's c, r, s): k is the innermost one every operand
+//   reads as an index of its own, the others run around the loop over
+//   its k tiles (one index kt walks every k tile of each of their
+//   combinations), and m and n may be any pair of the output loops that
+//   splits the operands (NCHW: the output channel and the width), the rest
+//   batch loops. Other nests are declined with a remark and left to
+//   map-to-gpu.
+// Ensures: the same results bit for bit where the k loop is not split and
+//   is the only reduced loop (each output still adds its k terms in k
+//   order; a nest adds them in the order of its k tiles), from `launch NAME
 //   contraction` (NAME: the tensor it writes; min_blocks chosen on it,
 //   below): a block per BM x BN output tile,
 //   TM x TN outputs per thread in registers, each operand's k tile staged in
