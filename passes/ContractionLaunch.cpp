@@ -85,6 +85,12 @@ bool Tiler::schedule(unsigned Line) {
     S.BlockN = ShortBlock;
     S.ThreadN = ShortThread;
   }
+  // A nest's short rows keep one shared buffer (its prefetch registers
+  // still load the next tile during this one's FMAs): with two, the
+  // 32-bit kernel spilled (ptxas -v, sm_80), the Outer loops' indices of
+  // the next tile live beside its addresses.
+  if (Short != Narrow::None && !Contraction.Outer.empty() && !findKnob(F, "stages"))
+    S.Stages = 1;
   // Siblings' tiles, and shared tiles that fit the target.
   if (std::string Why = fitSiblings(F, Contraction.Accs.size(), Ops, S); !Why.empty()) {
     remark("tile-contraction", Line, Why + "; left to the passes after it");
@@ -179,7 +185,10 @@ Stmt Tiler::launch(Stmt Launch, unsigned Line) {
   //    registers, spilled (attention's, sm_80), where ptxas unasked keeps
   //    both index types within 128 (two blocks an SM). The short rows'
   //    split, 64 words of tile state, keeps within 128 when asked, and
-  //    unasked its 64-bit kernel was held to 80 and spilled (sm_80).
+  //    unasked its 64-bit kernel was held to 80 and spilled (sm_80). Nor
+  //    for a reduction over a nest: the Outer loops' indices of the next
+  //    tile and its addresses (a convolution's n, h, r, s) spilled at 128
+  //    (ptxas -v, sm_80 and sm_90).
   int64_t Words = 0;
   for (const ContractionAcc &A : Contraction.Accs)
     Words += S.ThreadM * S.ThreadN * ((dtypeBytes(A.Type) + 3) / 4);
@@ -188,8 +197,8 @@ Stmt Tiler::launch(Stmt Launch, unsigned Line) {
     Words += W * ((O.RowSide ? S.ThreadM : S.ThreadN) + (S.Prefetch ? O.copiesPerThread(S) : 0));
   }
   int64_t MinBlocks = S.MinBlocks * blockScale();
-  if ((!Split || Short != Narrow::None) && MinBlocks > 1 && Words <= 96 &&
-      Threads * MinBlocks <= 2048 &&
+  if ((!Split || Short != Narrow::None) && Contraction.Outer.empty() && MinBlocks > 1 &&
+      Words <= 96 && Threads * MinBlocks <= 2048 &&
       chooseKnob(F, *Chosen, "min_blocks", {MinBlocks}, "", "tile-contraction"))
     Note += "; " + std::to_string(MinBlocks) +
             " resident blocks per SM (min_blocks: " + std::to_string(Words) +

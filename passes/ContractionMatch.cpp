@@ -215,6 +215,29 @@ std::optional<ContractionNest> matchContraction(const Stmt &Nest, const char *Pa
   return C;
 }
 
+Expr kTiles(const ContractionNest &C, int64_t BK) {
+  Expr Tiles = ceilDiv(C.Red->Extent, BK);
+  return C.Outer.empty() ? Tiles : mul(Tiles, flatExtent(C.Outer));
+}
+
+Expr kTileWithin(const ContractionNest &C, int64_t BK, const Expr &T) {
+  return C.Outer.empty() ? T : imod(T, ceilDiv(C.Red->Extent, BK));
+}
+
+Stmt atKTile(const ContractionNest &C, int64_t BK, const Expr &T, Stmt Body) {
+  // Tile 0 (the first copies) is every loop's first index.
+  std::optional<int64_t> Known = asConstInt(T);
+  bool Zero = Known && *Known == 0;
+  Expr Seg = Zero ? T : idiv(T, ceilDiv(C.Red->Extent, BK));
+  for (size_t I = C.Outer.size(); I-- > 0;) {
+    const ForNode *L = C.Outer[I];
+    Body = substitute(Body, L->Var, fromMin(L->Min, I && !Zero ? imod(Seg, L->Extent) : Seg));
+    if (!Zero)
+      Seg = idiv(Seg, L->Extent);
+  }
+  return Body;
+}
+
 std::string vectorProduct(const ContractionNest &C, const Func &F, bool Columns) {
   DType T = C.acc().Type;
   if (C.Accs.size() != 1 ||

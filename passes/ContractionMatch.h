@@ -81,6 +81,16 @@ ir::Stmt withAccumulatorsAt(const ContractionNest &C, const std::vector<ir::Stmt
 std::optional<ContractionNest> matchContraction(const ir::Stmt &Nest, const char *Pass,
                                                 bool ExplainAll = false, bool Nests = false);
 
+/// K tiles of BK elements over C's reduction: ceil(K / BK), for each
+/// combination of its Outer loops (one index walks them all).
+ir::Expr kTiles(const ContractionNest &C, int64_t BK);
+/// K tile T's place among the k tiles of its combination of C's Outer
+/// loops (T itself without them).
+ir::Expr kTileWithin(const ContractionNest &C, int64_t BK, const ir::Expr &T);
+/// Body with C's Outer loops' indices those of k tile T (its
+/// combination, the innermost loop fastest).
+ir::Stmt atKTile(const ContractionNest &C, int64_t BK, const ir::Expr &T, ir::Stmt Body);
+
 /// Why C is better reduced a row per output than tiled, or "": one of its
 /// output loops runs over one element and either every operand reads along
 /// k contiguously (a matrix times a vector, `B: f32[K, 1]`, or a vector

@@ -129,27 +129,10 @@ private:
     return add(add(mul(G, c(Threads * VW)), mul(var(Row ? TR : TC), c(VW))), V);
   }
   Expr blockOffset(bool Row) const { return mul(var(Row ? BY : BX), c(Row ? S.BlockM : S.BlockN)); }
-  /// Where k tile T starts along k: T's place among the k tiles of its
-  /// combination of the Outer loops (T itself without them).
-  Expr kBase(const Expr &T) const {
-    if (Contraction.Outer.empty())
-      return mul(T, c(S.TileK));
-    return mul(imod(T, ceilDiv(RedLoop->Extent, S.TileK)), c(S.TileK));
-  }
-  /// Body with the Outer loops' indices those of k tile T: T's
-  /// combination, the innermost loop fastest.
+  /// Where k tile T starts along k (passes/ContractionMatch.h).
+  Expr kBase(const Expr &T) const { return mul(kTileWithin(Contraction, S.TileK, T), c(S.TileK)); }
   Stmt atTile(const Expr &T, Stmt Body) const {
-    const std::vector<const ForNode *> &Outer = Contraction.Outer;
-    std::optional<int64_t> Known = asConstInt(T);
-    Expr Seg = Known && *Known == 0 ? T : idiv(T, ceilDiv(RedLoop->Extent, S.TileK));
-    for (size_t I = Outer.size(); I-- > 0;) {
-      const ForNode *L = Outer[I];
-      bool Zero = Known && *Known == 0;
-      Body = substitute(Body, L->Var, fromMin(L->Min, I && !Zero ? imod(Seg, L->Extent) : Seg));
-      if (!Zero)
-        Seg = idiv(Seg, L->Extent);
-    }
-    return Body;
+    return atKTile(Contraction, S.TileK, T, std::move(Body));
   }
   Stmt computeStep(Expr KBase, Expr Steps, bool Full, unsigned Line);
 };

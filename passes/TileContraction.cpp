@@ -170,9 +170,7 @@ Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
   //    (kBase, atTile), so each form above spans them unchanged.
   Expr KExt = RedLoop->Extent;
   Expr First = Split ? var(KF) : c(0);
-  Expr Tiles = Split ? var(KN) : ceilDiv(KExt, S.TileK);
-  if (!Contraction.Outer.empty())
-    Tiles = mul(Tiles, flatExtent(Contraction.Outer));
+  Expr Tiles = Split ? var(KN) : kTiles(Contraction, S.TileK);
   Expr KBase = kBase(var(KT));
   Expr KStart = Split ? mul(First, c(S.TileK)) : c(0);
   Expr KNext = Contraction.Outer.empty() ? add(KBase, c(S.TileK)) : kBase(add(var(KT), c(1)));
