@@ -76,9 +76,8 @@ Stmt Tiler::computeStep(Expr KBase, Expr Steps, bool Full, unsigned Line) {
     return llvm::any_of(Values, [&](const Expr &X) { return usesAnyVar(X, {V}); });
   };
   // Output and reduction indices the update still uses directly.
-  for (const ForNode *L : Contraction.Outer)
-    if (Uses(L->Var))
-      Upd = atTile(var(KT), Upd);
+  if (llvm::any_of(Contraction.Outer, [&](const ForNode *L) { return Uses(L->Var); }))
+    Upd = atTile(var(KT), Upd);
   if (Uses(RedLoop->Var))
     Upd = letStmt(RedLoop->Var, fromMin(RedLoop->Min, add(KBase, var(KK))), Upd, Line);
   if (Uses(ColLoop->Var))
