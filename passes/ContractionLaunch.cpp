@@ -101,8 +101,7 @@ bool Tiler::schedule(unsigned Line) {
   if (!Split) {
     const Knob *SplitKnob = findKnob(F, "split_k");
     SplitWhen = (SplitKnob && SplitKnob->Word == "off") || findKnob(F, "block_tile") ||
-                        findKnob(F, "thread_tile") || findKnob(F, "k_tile") ||
-                        !Contraction.Outer.empty()
+                        findKnob(F, "thread_tile") || findKnob(F, "k_tile")
                     ? nullptr
                     : ContractionSplitK::when(Contraction, S.BlockM, S.BlockN, S.TileK,
                                               /*ComputeBound=*/true, blockScale());
@@ -166,6 +165,13 @@ Stmt Tiler::launch(Stmt Launch, unsigned Line) {
             "': one index walks every k tile of each of their combinations, so the next tile's "
             "copies overlap this one's FMAs across them";
   }
+  if (Merged) {
+    std::string Vars;
+    for (size_t I = 0; I + 1 < MergedVars.size(); ++I)
+      Vars += (Vars.empty() ? "'" : ", '") + MergedVars[I] + "'";
+    Note += "; the output loops " + Vars + " run as one index '" + MergedVars.back() +
+            "' (mergeSideLoops), so few or small images fill the tiles";
+  }
   std::string InRuns;
   for (const CoreOperandStage &O : Ops)
     if (O.Run > 1)
@@ -203,6 +209,12 @@ Stmt Tiler::launch(Stmt Launch, unsigned Line) {
     Note += "; " + std::to_string(MinBlocks) +
             " resident blocks per SM (min_blocks: " + std::to_string(Words) +
             " registers of tile state per thread leave room)";
+  // A nest's short rows ask for one: its 128-thread blocks, under ptxas's
+  // own register bound, spilled (an f16 NHWC convolution's split, sm_80
+  // and sm_90), and kept within 160 registers without spills when asked.
+  else if (Short != Narrow::None && !Contraction.Outer.empty() &&
+           chooseKnob(F, *Chosen, "min_blocks", {1}, "", "tile-contraction"))
+    Note += "; min_blocks = 1 (under its own bound for these blocks, ptxas spilled)";
   if (Split) {
     Note += "; the k loop split over " + toString(SplitK->count()) +
             " blocks per output tile (block.z), each adding its run of k tiles from zero into "

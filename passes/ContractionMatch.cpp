@@ -215,6 +215,63 @@ std::optional<ContractionNest> matchContraction(const Stmt &Nest, const char *Pa
   return C;
 }
 
+Stmt mergeSideLoops(const Stmt &Nest, const ContractionNest &C, NameTable &Names) {
+  if (C.Outer.empty() || C.Batch.empty())
+    return nullptr;
+  LoopRun Run = outerSerialLoops(Nest);
+  std::vector<std::string> Outputs;
+  for (const ForNode *L : Run.Loops)
+    Outputs.push_back(L->Var);
+  // The loops of one side: read by its operands only, with bounds free of
+  // the other output indices (so their product is the merged extent).
+  auto ReadBy = [&](const ForNode *L, bool RowSide) {
+    bool Here = false;
+    for (const ContractionOperand &O : C.Operands)
+      if (usesAnyVar(O.Load, {L->Var})) {
+        if (O.RowSide != RowSide)
+          return false;
+        Here = true;
+      }
+    return Here && !usesAnyVar(L->Min, Outputs) && !usesAnyVar(L->Extent, Outputs);
+  };
+  std::vector<const ForNode *> Merged, Kept;
+  for (bool RowSide : {true, false}) {
+    const ForNode *Own = RowSide ? C.Row : C.Col;
+    Merged.clear();
+    Kept.clear();
+    for (const ForNode *L : Run.Loops)
+      (L == Own || (llvm::is_contained(C.Batch, L) && ReadBy(L, RowSide)) ? Merged : Kept)
+          .push_back(L);
+    if (Merged.size() > 1 && ReadBy(Own, RowSide))
+      break;
+    Merged.clear();
+  }
+  if (Merged.empty())
+    return nullptr;
+  std::string Name;
+  for (const ForNode *L : Merged)
+    Name += L->Var;
+  Name = Names.fresh(Name);
+  // v_i = min_i + (f / s_i) % e_i, s_i the product of the extents inside
+  // it: no remainder on the outermost, no quotient on the innermost.
+  Stmt Body = Run.Inner;
+  Expr Stride = intImm(1);
+  for (size_t I = Merged.size(); I-- > 0;) {
+    const ForNode *L = Merged[I];
+    Expr V = I + 1 == Merged.size() ? var(Name) : idiv(var(Name), Stride);
+    if (I > 0)
+      V = imod(V, L->Extent);
+    Body = substitute(Body, L->Var, fromMin(L->Min, V));
+    Stride = I + 1 == Merged.size() ? L->Extent : mul(L->Extent, Stride);
+  }
+  unsigned Line = Merged.back()->SrcLine;
+  Body = forLoop(Name, intImm(0), flatExtent(Merged), ForKind::Serial, Body, Line);
+  for (auto It = Kept.rbegin(); It != Kept.rend(); ++It)
+    Body = forLoop((*It)->Var, (*It)->Min, (*It)->Extent, ForKind::Serial, Body, (*It)->SrcLine,
+                   (*It)->Unroll);
+  return Body;
+}
+
 Expr kTiles(const ContractionNest &C, int64_t BK) {
   Expr Tiles = ceilDiv(C.Red->Extent, BK);
   return C.Outer.empty() ? Tiles : mul(Tiles, flatExtent(C.Outer));

@@ -28,6 +28,8 @@
 
 namespace tdsl {
 
+class NameTable;
+
 /// One tile operand: a load that uses k and exactly one output index.
 struct ContractionOperand {
   ir::Expr Load;
@@ -80,6 +82,17 @@ ir::Stmt withAccumulatorsAt(const ContractionNest &C, const std::vector<ir::Stmt
 /// channel and width), the rest being batch loops.
 std::optional<ContractionNest> matchContraction(const ir::Stmt &Nest, const char *Pass,
                                                 bool ExplainAll = false, bool Nests = false);
+
+/// Nest with the output loops that only one side of C's operands reads
+/// (a convolution's n, h and w: only X reads them; the side's own loop
+/// and its batch loops) merged into one loop over their row-major
+/// product, named by their names joined (fresh in Names), each index
+/// recovered from it by a quotient and a remainder,
+/// run innermost with the other output loops around it in their order;
+/// null where the nest has no Outer loops or no such batch loop. So a
+/// convolution is one product of N*H*W columns, as implicit GEMM makes
+/// it, whose tiles a 7-wide image fills as a 56-wide one does.
+ir::Stmt mergeSideLoops(const ir::Stmt &Nest, const ContractionNest &C, NameTable &Names);
 
 /// K tiles of BK elements over C's reduction: ceil(K / BK), for each
 /// combination of its Outer loops (one index walks them all).

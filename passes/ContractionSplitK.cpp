@@ -27,13 +27,15 @@ Expr splitCount(const Expr &Tiles, const Expr &KTiles, int64_t Target) {
 
 Expr ContractionSplitK::when(const ContractionNest &N, int64_t BlockM, int64_t BlockN,
                              int64_t TileK, bool ComputeBound, int64_t Scale) {
-  Expr Tiles = outputTiles(N, BlockM, BlockN), KTiles = ceilDiv(N.Red->Extent, TileK);
+  Expr Tiles = outputTiles(N, BlockM, BlockN), KTiles = kTiles(N, TileK);
   const int64_t Target = SplitKTargetBlocks * Scale;
   // The partials' bytes, written and read as 4-byte values, against an
   // eighth of the operands' (each read once; the batch counts on both sides
   // alike), weighed by how far the tiles fall short of the target: fewer
   // tiles gain more from a split, so they may spend more on partials.
-  const Expr &M = N.Row->Extent, &Cols = N.Col->Extent, &K = N.Red->Extent;
+  // K counts every reduced index (a convolution's c, r and s).
+  const Expr &M = N.Row->Extent, &Cols = N.Col->Extent;
+  Expr K = N.Outer.empty() ? N.Red->Extent : mul(N.Red->Extent, flatExtent(N.Outer));
   Expr Operands = c(0);
   for (const ContractionOperand &O : N.Operands)
     Operands = add(Operands, mul(c(dtypeBytes(O.Type)), mul(K, O.RowSide ? M : Cols)));
@@ -64,7 +66,7 @@ std::string ContractionSplitK::why(int64_t BlockM, int64_t BlockN, bool ComputeB
 ContractionSplitK::ContractionSplitK(const ContractionNest &N, int64_t BlockM, int64_t BlockN,
                                      int64_t TileK, Expr When, NameTable &Names, int64_t Scale)
     : N(N), When(std::move(When)) {
-  KTiles = ceilDiv(N.Red->Extent, TileK);
+  KTiles = kTiles(N, TileK);
   // Sizes are at least 1 (the launcher checks), so the tiles are too.
   Count =
       simplifyExpr(splitCount(outputTiles(N, BlockM, BlockN), KTiles, SplitKTargetBlocks * Scale));

@@ -70,13 +70,23 @@ void CoreOperandStage::chooseRun(const Func &F, const ContractionSchedule &S) {
   const Buffer *B = findTensor(F, N.Buffer);
   Run = 1;
   WideCond = nullptr;
+  // A merged index read along k: the thread's copies are one run along k
+  // of a single line (its quotients and remainders hoisted out of the k
+  // loop by nvcc, not one set per copy), loaded an element at a time.
+  int64_t BX = RowSide ? S.BlockM : S.BlockN, Threads = S.threads();
+  if (Merged && KFastest && (S.TileK * BX) % Threads == 0) {
+    int64_t R = S.TileK * BX / Threads;
+    if (R > 1 && R <= S.TileK && S.TileK % R == 0)
+      Run = R;
+    return;
+  }
   if (!S.CopyRuns || !B || B->Type != N.Type || dtypeBytes(N.Type) != 4 ||
       asConstInt(Fast->Min) != 0 || !contiguousIn(N.Indices, Fast->Var))
     return;
   // Whole runs in each line of the tile, and whole rounds of runs (no
   // thread idle while others copy).
-  int64_t R = 4, BX = RowSide ? S.BlockM : S.BlockN;
-  if ((KFastest ? S.TileK : BX) % R || (S.TileK * BX / R) % S.threads())
+  int64_t R = 4;
+  if ((KFastest ? S.TileK : BX) % R || (S.TileK * BX / R) % Threads)
     return;
   Run = R;
   std::vector<Expr> First(B->rank(), c(0));

@@ -46,6 +46,11 @@ struct CoreOperandStage {
   /// 16-byte global load: its rows a multiple of Run, its start aligned.
   int64_t Run = 1;
   ir::Expr WideCond;
+  /// Its output index is merged (passes/ContractionMatch.h,
+  /// mergeSideLoops): each element's address takes a quotient and a
+  /// remainder of it, so where k is its contiguous index a thread copies
+  /// one run of k per tile line, whose address it computes once.
+  bool Merged = false;
   std::string Tile, Regs, Next;
   ir::Expr BlockOffset; ///< XLoop's index of the block's first output
 

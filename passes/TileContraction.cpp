@@ -15,6 +15,24 @@ bool Tiler::match(const Stmt &Nest) {
       matchContraction(Nest, "tile-contraction", /*ExplainAll=*/false, /*Nests=*/true);
   if (!C)
     return false;
+  // A convolution's n, h and w, read by X alone, become one index of
+  // columns (mergeSideLoops), so few and small images fill the tiles.
+  if (MergedFrom != Nest) {
+    MergedFrom = Nest;
+    Merged = mergeSideLoops(Nest, *C, Names);
+    MergedVars.clear();
+    if (Merged) {
+      std::vector<const ForNode *> Now = outerSerialLoops(Merged).Loops;
+      for (const ForNode *L : outerSerialLoops(Nest).Loops)
+        if (llvm::none_of(Now, [&](const ForNode *N) { return N->Var == L->Var; }))
+          MergedVars.push_back(L->Var);
+      MergedVars.push_back(Now.back()->Var);
+    }
+  }
+  if (Merged)
+    C = matchContraction(Merged, nullptr, /*ExplainAll=*/false, /*Nests=*/true);
+  if (!C)
+    return false;
   if (std::string Why = vectorProduct(*C, F, /*Columns=*/true); !Why.empty()) {
     remark("tile-contraction", Nest->SrcLine, Why + "; left to reduce-rows");
     return false;
@@ -33,6 +51,7 @@ bool Tiler::match(const Stmt &Nest) {
     O.KFastest = M.KFastest;
     O.XLoop = M.RowSide ? RowLoop : ColLoop;
     O.Red = RedLoop;
+    O.Merged = Merged && O.XLoop == outerSerialLoops(Merged).Loops.back();
     Ops.push_back(std::move(O));
   }
   return true;
@@ -171,7 +190,7 @@ Stmt Tiler::tile(const Stmt &Nest, std::vector<Knob> &Knobs) {
   Expr First = Split ? var(KF) : c(0);
   Expr Tiles = Split ? var(KN) : kTiles(Contraction, S.TileK);
   Expr KBase = kBase(var(KT));
-  Expr KStart = Split ? mul(First, c(S.TileK)) : c(0);
+  Expr KStart = Split ? kBase(First) : c(0);
   Expr KNext = Contraction.Outer.empty() ? add(KBase, c(S.TileK)) : kBase(add(var(KT), c(1)));
   std::vector<Stmt> Loop;
   auto Compute = [&]() {

@@ -10,9 +10,10 @@
 //   reads as an index of its own, the others run around the loop over
 //   its k tiles (one index kt walks every k tile of each of their
 //   combinations), and m and n may be any pair of the output loops that
-//   splits the operands (NCHW: the output channel and the width), the rest
-//   batch loops. Other nests are declined with a remark and left to
-//   map-to-gpu.
+//   splits the operands, the output loops that only one side reads (a
+//   convolution's n, h, w) merged into one (ContractionMatch.h,
+//   mergeSideLoops), the rest batch loops. Other nests are declined with
+//   a remark and left to map-to-gpu.
 // Ensures: the same results bit for bit where the k loop is not split and
 //   is the only reduced loop (each output still adds its k terms in k
 //   order; a nest adds them in the order of its k tiles), from `launch NAME
