@@ -168,10 +168,10 @@ std::optional<ContractionNest> matchContraction(const Stmt &Nest, const char *Pa
   // The row and column loops m and n: each operand uses exactly one of
   // them (its rows or columns) and k. The nest's last two; with Nests,
   // else the innermost other pair that fits, the loops left over being
-  // batch loops, its inner loop the rows: in NCHW a convolution's width
-  // (as in NHWC, whose last two loops are the width and the channel), the
-  // side whose launch for at most 64 rows narrows the tiles where the
-  // width is small (a deep layer's 14 or 7).
+  // batch loops, its inner loop the rows (in NCHW a convolution's width,
+  // as in NHWC, whose last two loops are the width and the channel).
+  // tile-contraction then merges the loops of one side (mergeSideLoops):
+  // a convolution's n, h and w become its columns.
   auto Fits = [&](const ForNode *Row, const ForNode *Col) -> const LoadNode * {
     for (const Expr &L : Ops) {
       bool K = usesAnyVar(L, {C.Red->Var}), M = usesAnyVar(L, {Row->Var}),
