@@ -51,7 +51,7 @@ bool Tiler::match(const Stmt &Nest) {
     O.KFastest = M.KFastest;
     O.XLoop = M.RowSide ? RowLoop : ColLoop;
     O.Red = RedLoop;
-    O.Merged = Merged && O.XLoop == outerSerialLoops(Merged).Loops.back();
+    O.Merged = Merged && O.XLoop->Var == MergedVars.back();
     Ops.push_back(std::move(O));
   }
   return true;
