@@ -155,23 +155,7 @@ Stmt Tiler::launch(Stmt Launch, unsigned Line) {
       "per output" +
       (S.Prefetch ? "; the next k tile is loaded into registers during this one's FMAs" : "") +
       (S.Stages == 2 ? "; two shared buffers, one barrier per k tile" : "");
-  if (!Contraction.Outer.empty()) {
-    std::string Vars;
-    for (const ForNode *L : Contraction.Outer)
-      Vars += (Vars.empty() ? "'" : ", '") + L->Var + "'";
-    bool One = Contraction.Outer.size() == 1;
-    Note += std::string("; the reduced loop") + (One ? " " : "s ") + Vars +
-            (One ? " runs" : " run") + " around the k tiles of '" + RedLoop->Var +
-            "': one index walks every k tile of each of their combinations, so the next tile's "
-            "copies overlap this one's FMAs across them";
-  }
-  if (Merged) {
-    std::string Vars;
-    for (size_t I = 0; I + 1 < MergedVars.size(); ++I)
-      Vars += (Vars.empty() ? "'" : ", '") + MergedVars[I] + "'";
-    Note += "; the output loops " + Vars + " run as one index '" + MergedVars.back() +
-            "' (mergeSideLoops), so few or small images fill the tiles";
-  }
+  Note += nestNote(Contraction, MergedVars, "FMAs");
   std::string InRuns;
   for (const CoreOperandStage &O : Ops)
     if (O.Run > 1)

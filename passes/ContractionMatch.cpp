@@ -272,6 +272,44 @@ Stmt mergeSideLoops(const Stmt &Nest, const ContractionNest &C, NameTable &Names
   return Body;
 }
 
+std::vector<std::string> mergedLoopNames(const Stmt &Nest, const Stmt &Merged) {
+  std::vector<std::string> Out;
+  std::vector<const ForNode *> Now = outerSerialLoops(Merged).Loops;
+  for (const ForNode *L : outerSerialLoops(Nest).Loops)
+    if (llvm::none_of(Now, [&](const ForNode *N) { return N->Var == L->Var; }))
+      Out.push_back(L->Var);
+  Out.push_back(Now.back()->Var);
+  return Out;
+}
+
+std::string nestNote(const ContractionNest &C, const std::vector<std::string> &MergedVars,
+                     const std::string &Work) {
+  std::string Note;
+  if (!C.Outer.empty()) {
+    std::string Vars;
+    for (const ForNode *L : C.Outer)
+      Vars += (Vars.empty() ? "'" : ", '") + L->Var + "'";
+    bool One = C.Outer.size() == 1;
+    Note += std::string("; the reduced loop") + (One ? " " : "s ") + Vars +
+            (One ? " runs" : " run") + " around the k tiles of '" + C.Red->Var +
+            "': one index walks every k tile of each of their combinations, so the next tile's "
+            "copies overlap this one's " +
+            Work + " across them";
+  }
+  if (!MergedVars.empty()) {
+    std::string Vars;
+    for (size_t I = 0; I + 1 < MergedVars.size(); ++I)
+      Vars += (Vars.empty() ? "'" : ", '") + MergedVars[I] + "'";
+    Note += "; the output loops " + Vars + " run as one index '" + MergedVars.back() +
+            "' (mergeSideLoops), so few or small images fill the tiles";
+  }
+  return Note;
+}
+
+Expr reducedLength(const ContractionNest &C) {
+  return C.Outer.empty() ? C.Red->Extent : mul(C.Red->Extent, flatExtent(C.Outer));
+}
+
 Expr kTiles(const ContractionNest &C, int64_t BK) {
   Expr Tiles = ceilDiv(C.Red->Extent, BK);
   return C.Outer.empty() ? Tiles : mul(Tiles, flatExtent(C.Outer));

@@ -3,8 +3,8 @@
 // The first step of both contraction lowerings (tile-mma on tensor cores,
 // tile-contraction on CUDA cores): a nest that is two or more outer serial
 // loops (batch..., m, n) around `alloc ACC: T[1] register` holding stores
-// to ACC[0] that read nothing, ONE serial loop k (for tile-contraction
-// also a perfect nest of them: a convolution) whose bounds are free of
+// to ACC[0] that read nothing, ONE serial loop k (or, matched with Nests,
+// a perfect nest of them: a convolution) whose bounds are free of
 // the output indices and whose body is ACC[0] = f(ACC[0], operands), each
 // operand a load that uses k and exactly one of m and n, and an epilogue
 // that does not use k. Sibling contractions (graph/Siblings.h) are one
@@ -15,6 +15,7 @@
 // asked.
 //
 // Test: test/passes/tile-contraction.tir (the declines), test/passes/tile-mma.tir,
+//   test/passes/tile-contraction-conv.test, test/passes/tile-mma-conv.test,
 //   test/passes/vector-product.test
 //
 //===----------------------------------------------------------------------===//
@@ -94,6 +95,19 @@ std::optional<ContractionNest> matchContraction(const ir::Stmt &Nest, const char
 /// it, whose tiles a 7-wide image fills as a 56-wide one does.
 ir::Stmt mergeSideLoops(const ir::Stmt &Nest, const ContractionNest &C, NameTable &Names);
 
+/// The names of Nest's output loops that mergeSideLoops merged into one
+/// in Merged, then that loop's name.
+std::vector<std::string> mergedLoopNames(const ir::Stmt &Nest, const ir::Stmt &Merged);
+/// A launch note's account of C's reduction over a nest (its Outer loops
+/// around the k tiles of k) and of the output loops merged into one
+/// (MergedVars, of mergedLoopNames; empty: none), each after "; ";
+/// Work names what the copies overlap ("FMAs", "mmas").
+std::string nestNote(const ContractionNest &C, const std::vector<std::string> &MergedVars,
+                     const std::string &Work);
+
+/// The elements C's reduction sums per output: k's extent times those of
+/// its Outer loops.
+ir::Expr reducedLength(const ContractionNest &C);
 /// K tiles of BK elements over C's reduction: ceil(K / BK), for each
 /// combination of its Outer loops (one index walks them all).
 ir::Expr kTiles(const ContractionNest &C, int64_t BK);

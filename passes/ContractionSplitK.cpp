@@ -35,7 +35,7 @@ Expr ContractionSplitK::when(const ContractionNest &N, int64_t BlockM, int64_t B
   // tiles gain more from a split, so they may spend more on partials.
   // K counts every reduced index (a convolution's c, r and s).
   const Expr &M = N.Row->Extent, &Cols = N.Col->Extent;
-  Expr K = N.Outer.empty() ? N.Red->Extent : mul(N.Red->Extent, flatExtent(N.Outer));
+  Expr K = reducedLength(N);
   Expr Operands = c(0);
   for (const ContractionOperand &O : N.Operands)
     Operands = add(Operands, mul(c(dtypeBytes(O.Type)), mul(K, O.RowSide ? M : Cols)));

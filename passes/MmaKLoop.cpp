@@ -29,9 +29,11 @@ Stmt MmaKLoop::loadAll(int64_t Buf, const Expr &Stage, const Expr &KK) {
 Stmt MmaKLoop::copyAll(const Expr &KTile, const Expr &Stage, bool Wide) {
   std::vector<Stmt> Out;
   Expr At = KFirst ? add(KFirst, KTile) : KTile;
+  // A reduction over a nest: the tile's place along k, its indices of the
+  // other reduced loops (passes/ContractionMatch.h).
   for (const MmaOperandStage &O : M.Sides)
-    Out.push_back(O.copy(Names, S, TX, At, Stage, Wide, Line));
-  return block(std::move(Out));
+    Out.push_back(O.copy(Names, S, TX, kTileWithin(M.N, S.TileK, At), Stage, Wide, Line));
+  return atKTile(M.N, S.TileK, At, block(std::move(Out)));
 }
 
 Stmt MmaKLoop::compute(const Expr &Stage) {
@@ -109,10 +111,13 @@ Stmt MmaKLoop::pipelinedLoop(const Expr &Tiles) {
       // this step, which is faster on the H200 (bench/RESULTS.md). The
       // ring loop below keeps its branch: there it measured no faster.
       // A split's block keeps it too: past its last tile is the next
-      // block's.
+      // block's; and so does a reduction over a nest, whose tiles past the
+      // last are past its outer loops' ends, where the zero-fill tests
+      // along k pass.
       Expr Fill = add(var(KT), c(St - 1));
       Stmt Copy = copyAll(Fill, imod(Fill, c(St)), Wide);
-      Iter.push_back(Wide && !KFirst ? Copy : ifThen(lt(Fill, Tiles), Copy, nullptr, Line));
+      bool Unguarded = Wide && !KFirst && M.N.Outer.empty();
+      Iter.push_back(Unguarded ? Copy : ifThen(lt(Fill, Tiles), Copy, nullptr, Line));
       Iter.push_back(Commit());
     }
     Iter.push_back(mmas(c(K % 2)));
@@ -207,6 +212,8 @@ std::string MmaKLoop::engineRefusal(const Func &F, const MmaSchedule &S, const M
     return "the copy engine needs sm_90 (the oldest --arch is sm_" + std::to_string(F.MinSM) + ")";
   if (!S.CopyEngine)
     return "copy_engine = off";
+  if (!M.N.Outer.empty())
+    return "the reduction runs over a nest of loops (the engine's boxes walk one k)";
   // tf32 and i8 tiles keep cp.async: the engine's form was measured on
   // 16-bit operands only (bench/RESULTS.md).
   if (dtypeBytes(M.Sides[0].Op->Type) != 2)

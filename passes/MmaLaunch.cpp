@@ -115,6 +115,7 @@ std::vector<LaunchVariant> MmaTiler::variants(const Stmt &Nest, std::vector<Knob
       if (Second == Nest)
         return {{"", Main}};
       Out.push_back({FewKnown && SplitKnown && !ByEngine ? "" : "small", Second});
+      oneBlockForNests(Out.back());
     }
     if (ByEngine) {
       // Always few, never split, always the engine's: alone, unguarded.
@@ -128,6 +129,7 @@ std::vector<LaunchVariant> MmaTiler::variants(const Stmt &Nest, std::vector<Knob
     if (Third == Nest)
       return {{"", Main}};
     Out.push_back({"split", Third, SplitK->partials()});
+    oneBlockForNests(Out.back());
     Out.push_back({"split_sum", SplitK->sum(Names, PassName, Line)});
     SplitK.reset();
   }
@@ -148,10 +150,33 @@ void MmaTiler::fitSmall(MmaSchedule &Sm) const {
   fitWarpTile(F, M, Sm, false);
 }
 
+void MmaTiler::oneBlockForNests(LaunchVariant &V) const {
+  // Unless pinned. A nest's small blocks keep its copies' addresses
+  // beside the accumulators; under its own bound for 128 threads ptxas
+  // spilled, with the whole register file allowed, not.
+  if (!N.Outer.empty())
+    chooseKnob(F, V.Knobs, "min_blocks", {1}, "", PassName);
+}
+
 bool MmaTiler::schedule(const Stmt &Nest) {
   S = mmaSchedule(F, 2);
-  if (S.Mode == TensorCores::Off || !matchMma(F, Nest, PassName, S.Mode == TensorCores::On, M))
+  bool On = S.Mode == TensorCores::On;
+  if (S.Mode == TensorCores::Off || !matchMma(F, Nest, PassName, On, M))
     return false; // tensor_cores = off: asked for, so no remark
+  // A convolution's n, h and w, read by X alone, become one index of
+  // columns, as on CUDA cores (passes/TileContraction.cpp).
+  if (MergedFrom != Nest) {
+    MergedFrom = Nest;
+    Merged = mergeSideLoops(Nest, N, Names);
+    MergedVars = Merged ? mergedLoopNames(Nest, Merged) : std::vector<std::string>();
+  }
+  if (Merged) {
+    if (!matchMma(F, Merged, PassName, On, M))
+      return false;
+    const ForNode *Columns = outerSerialLoops(Merged).Loops.back();
+    for (MmaOperandStage &O : Sides)
+      O.Merged = O.XLoop == Columns;
+  }
   // The k tile's default and its limits depend on the element size.
   S = mmaSchedule(F, dtypeBytes(Sides[0].Op->Type));
   Line = Nest->SrcLine;
@@ -174,7 +199,8 @@ bool MmaTiler::schedule(const Stmt &Nest) {
   // long, else 64x32; where the sizes are open, both launches.
   LongK = Wide;
   if (!Small && !Split && !Wide && !OneLaunch && !N.Batch.empty()) {
-    Expr W = simplifyExpr(land(le(c(MmaLongK), N.Red->Extent), le(c(MmaLongCols), N.Col->Extent)));
+    Expr W =
+        simplifyExpr(land(le(c(MmaLongK), reducedLength(N)), le(c(MmaLongCols), N.Col->Extent)));
     if (std::optional<int64_t> Known = asConstInt(W))
       LongK = *Known;
     else
@@ -183,7 +209,9 @@ bool MmaTiler::schedule(const Stmt &Nest) {
   // A plain product of 16-bit operands with many output tiles and a long
   // k loop: the large block; where the sizes are open, in a launch of its
   // own. tf32 and i8 products ran slower with it on the H200, and so did
-  // k loops under MmaLargeMinK (bench/RESULTS.md).
+  // k loops under MmaLargeMinK (bench/RESULTS.md). Not a reduction over
+  // a nest: its 64x32 warps (fitWarpTile) would make the block 16 warps,
+  // held to 128 registers a thread, and ptxas spilled.
   // Its shared tiles must fit at the schedule's stages (stages or k_tile
   // pinned may pass the target where the default block's do not).
   MmaSchedule AtLarge = S;
@@ -191,12 +219,11 @@ bool MmaTiler::schedule(const Stmt &Nest) {
   AtLarge.BlockN = MmaLargeBlock[1];
   LargeBlock = Large;
   if (!Small && !Split && !Large && !Wave && !Half && !OneLaunch && N.Batch.empty() &&
-      N.Accs.size() == 1 &&
-      dtypeBytes(Sides[0].Op->Type) == 2 &&
+      N.Outer.empty() && N.Accs.size() == 1 && dtypeBytes(Sides[0].Op->Type) == 2 &&
       mmaTileBytes(M, AtLarge) <= F.MaxSharedBytes) {
     Expr L = simplifyExpr(land(le(c(MmaLargeTiles), mul(ceilDiv(N.Row->Extent, MmaLargeBlock[0]),
                                                         ceilDiv(N.Col->Extent, MmaLargeBlock[1]))),
-                               le(c(MmaLargeMinK), N.Red->Extent)));
+                               le(c(MmaLargeMinK), reducedLength(N))));
     if (std::optional<int64_t> Known = asConstInt(L))
       LargeBlock = *Known;
     else
@@ -265,7 +292,13 @@ Stmt MmaTiler::place(Stmt Launch, bool WideTwice, bool GeneralTwice) {
                      Line);
   Launch = bindFlatIndex(N.Batch, var(BZ), Launch);
   // (Engine implies HasWide: its stages and every side's alignment test.)
-  std::string Note = mmaLaunchNote(M, S, WideTwice, GeneralTwice, Engine);
+  std::string Note =
+      mmaLaunchNote(M, S, WideTwice, GeneralTwice, Engine) + nestNote(N, MergedVars, "mmas");
+  for (const MmaOperandStage &O : Sides)
+    if (O.Merged && !O.Op->KFastest)
+      Note += "; " + static_cast<const LoadNode &>(*O.Op->Load).Buffer +
+              "'s element copies take a run of k rows of one column each, so each copy's "
+              "quotients and remainders are one set";
   if (Engine)
     Note += "; the guarded copies' own tiles: k tile " + std::to_string(GS.TileK) + ", " +
             std::to_string(GS.Stages) + " stages";

@@ -107,7 +107,8 @@ bool declineMma(const char *Pass, bool On, const Stmt &Nest, const std::string &
 bool matchMma(const Func &F, const Stmt &Nest, const char *Pass, bool On, MmaContraction &Out) {
   // The shape of the nest is tile-contraction's to explain, unless tensor
   // cores were asked for: then every nest is explained.
-  std::optional<ContractionNest> C = matchContraction(Nest, On ? Pass : nullptr, On);
+  std::optional<ContractionNest> C =
+      matchContraction(Nest, On ? Pass : nullptr, On, /*Nests=*/true);
   if (!C)
     return false;
   if (std::string Why = vectorProduct(*C, F, /*Columns=*/false); !Why.empty())
@@ -232,8 +233,12 @@ void fitWarpTile(const Func &F, const MmaContraction &M, MmaSchedule &S, bool Lo
   // which hide a short k loop's prologue and epilogue less; one whose k
   // loop and columns are long ran 7-27% faster with 64x64, as unbatched
   // nests do at any k (bench/RESULTS.md).
-  if (!M.N.Batch.empty() && !LongK && !findKnob(F, "warp_tile") && S.WarpN > 32 &&
-      S.BlockN % 32 == 0)
+  // A reduction over a nest (a convolution) takes them too: its copies'
+  // addresses (the merged columns' quotients and remainders, the
+  // window's taps) stay in registers beside the accumulators, and with
+  // 64x64 warps ptxas spilled.
+  bool Narrow = (!M.N.Batch.empty() && !LongK) || !M.N.Outer.empty();
+  if (Narrow && !findKnob(F, "warp_tile") && S.WarpN > 32 && S.BlockN % 32 == 0)
     S.WarpN = 32;
   // Siblings: each warp holds its WarpM x WarpN outputs of every
   // accumulator. Unless the warp tile is pinned, it shrinks so that

@@ -239,19 +239,23 @@ Stmt MmaOperandStage::copy(NameTable &Names, const MmaSchedule &S, const std::st
   bool KF = O.Op->KFastest;
   std::string Cc = Names.fresh("c"), Q = Names.fresh("q"), R = Names.fresh("r"),
               Col = Names.fresh("col");
-  // The tensor element at tile row R, column Col + E, and whether it
-  // exists.
+  // The tensor element at tile row R, column Col + E (row R + E where
+  // KRun), and whether it exists.
+  bool Bytes = !Wide && dtypeBytes(O.Op->Type) == 1;
+  bool KRun = !Wide && !Bytes && !KF && Merged && O.Rows % chunk() == 0;
   auto Element = [&](Expr E) {
-    Expr At = E ? add(var(Col), E) : var(Col);
-    Expr X = add(BlockOffset, KF ? var(R) : At);
-    Expr K = add(mul(KTile, c(S.TileK)), KF ? At : var(R));
+    Expr At = E && !KRun ? add(var(Col), E) : var(Col);
+    Expr Row = E && KRun ? add(var(R), E) : var(R);
+    Expr X = add(BlockOffset, KF ? Row : At);
+    Expr K = add(mul(KTile, c(S.TileK)), KF ? At : Row);
     Expr Src = substitute(O.Op->Load, O.XLoop->Var, fromMin(O.XLoop->Min, X));
     Src = substitute(Src, Red->Var, fromMin(Red->Min, K));
     return std::make_tuple(Src, land(lt(X, O.XLoop->Extent), lt(K, Red->Extent)),
-                           O.at(Stage, O.stagedRow(var(R), Wide), At));
+                           O.at(Stage, O.stagedRow(Row, Wide), At));
   };
-  // Work item Q of the thread's copies: a 16-byte chunk, or an element.
-  bool Bytes = !Wide && dtypeBytes(O.Op->Type) == 1;
+  // Work item Q of the thread's copies: a 16-byte chunk, or an element;
+  // where KRun, one column's run of Per k rows, consecutive items taking
+  // consecutive columns.
   int64_t Per = Bytes ? 1 : chunk(), PerRow = O.Cols / Per, Total = O.Rows * PerRow;
   Stmt Body;
   if (Wide) {
@@ -267,11 +271,15 @@ Stmt MmaOperandStage::copy(NameTable &Names, const MmaSchedule &S, const std::st
     if (Per > 1)
       Body = unrolled(Ev, Per, Body, Line);
   }
-  Body = letStmt(R, idiv(var(Q), c(PerRow)),
-                 letStmt(Col, Per > 1 ? mul(imod(var(Q), c(PerRow)), c(Per))
-                                      : imod(var(Q), c(PerRow)),
-                         Body, Line),
-                 Line);
+  if (KRun)
+    Body = letStmt(R, mul(idiv(var(Q), c(O.Cols)), c(Per)),
+                   letStmt(Col, imod(var(Q), c(O.Cols)), Body, Line), Line);
+  else
+    Body = letStmt(R, idiv(var(Q), c(PerRow)),
+                   letStmt(Col,
+                           Per > 1 ? mul(imod(var(Q), c(PerRow)), c(Per)) : imod(var(Q), c(PerRow)),
+                           Body, Line),
+                   Line);
   int64_t Rounds = (Total + Threads - 1) / Threads;
   // Byte tiles take 64 elements a thread, and the guarded copies of the
   // copy engine's k tiles of 128-byte rows 64 a thread: unrolled, their

@@ -54,6 +54,11 @@ struct MmaOperandStage {
   bool BytePairs = false;
   /// Elements after each row of the tile (padFor), in place of a swizzle.
   int64_t Pad = 0;
+  /// XLoop merges several output loops (a convolution's n, h, w:
+  /// mergeSideLoops), whose indices each cost quotients and remainders:
+  /// where x is the contiguous index, the guarded copies take a run of k
+  /// rows of one column each, not a run of columns.
+  bool Merged = false;
 
   /// Why the copy engine cannot fill this operand's tile under schedule S
   /// in function F ("" if it can): the operand must be a global tensor

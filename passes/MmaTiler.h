@@ -47,6 +47,11 @@ private:
   DType &FragType = M.FragType;
   std::string BZ, PID, TM, TN, TX, Lane, Warp, KT;
   unsigned Line = 0;
+  /// A convolution's output loops read by one side merged into one
+  /// (mergeSideLoops), built once per nest: Merged (null: none) from
+  /// MergedFrom; M's loops point into it. MergedVars: mergedLoopNames.
+  Stmt MergedFrom, Merged;
+  std::vector<std::string> MergedVars;
   /// The variant being built: Small for the launch of few output tiles,
   /// and Few, the test on sizes under which that one runs (null: no
   /// second launch, tile's own grid unguarded); Split for the launch that
@@ -90,6 +95,10 @@ private:
   /// The schedule's defaults so fitted: the small launch's tiles, which
   /// the small engine's and the split's tests count before it is built.
   MmaSchedule smallSchedule() const;
+
+  /// V, a small or split launch, asks ptxas for one resident block where
+  /// the nest reduces over a nest of loops.
+  void oneBlockForNests(LaunchVariant &V) const;
 
   bool decline(const Stmt &Nest, const std::string &Why) {
     return declineMma(PassName, S.Mode == TensorCores::On, Nest, Why);

@@ -506,7 +506,8 @@ std::vector<ScheduleProblem> checkSchedule(const Func &F) {
     std::vector<int64_t> Sizes;
     void visitStmt(const Stmt &S) {
       if (S->Kind == StmtKind::For)
-        if (std::optional<ContractionNest> C = matchContraction(S, nullptr)) {
+        if (std::optional<ContractionNest> C =
+                matchContraction(S, nullptr, /*ExplainAll=*/false, /*Nests=*/true)) {
           for (const ContractionOperand &O : C->Operands)
             if (!llvm::is_contained(Sizes, dtypeBytes(O.Type)))
               Sizes.push_back(dtypeBytes(O.Type));

@@ -20,14 +20,7 @@ bool Tiler::match(const Stmt &Nest) {
   if (MergedFrom != Nest) {
     MergedFrom = Nest;
     Merged = mergeSideLoops(Nest, *C, Names);
-    MergedVars.clear();
-    if (Merged) {
-      std::vector<const ForNode *> Now = outerSerialLoops(Merged).Loops;
-      for (const ForNode *L : outerSerialLoops(Nest).Loops)
-        if (llvm::none_of(Now, [&](const ForNode *N) { return N->Var == L->Var; }))
-          MergedVars.push_back(L->Var);
-      MergedVars.push_back(Now.back()->Var);
-    }
+    MergedVars = Merged ? mergedLoopNames(Nest, Merged) : std::vector<std::string>();
   }
   if (Merged)
     C = matchContraction(Merged, nullptr, /*ExplainAll=*/false, /*Nests=*/true);

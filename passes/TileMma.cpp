@@ -124,7 +124,7 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
   }
   Body.push_back(unrolled(I, S.WarpM / 16,
                           unrolled(J, S.WarpN / 8, unrolled(E, Frag.C, Init, Line), Line), Line));
-  Expr Tiles = ceilDiv(N.Red->Extent, S.TileK), GTiles = ceilDiv(N.Red->Extent, GS.TileK);
+  Expr Tiles = kTiles(N, S.TileK), GTiles = kTiles(N, GS.TileK);
   // A split's block walks its own run of k tiles.
   SplitV = KP = KF = KN = "";
   Expr KFirst; // the block's first k tile (null: 0)

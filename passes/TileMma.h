@@ -8,7 +8,12 @@
 //   B i8 into an i32 ACC (m16n8k32), in either order of the operands, when
 //   the tensor-core schedule allows it (passes/Schedule.h, MmaSchedule). Anything else is declined
 //   with a remark and left to tile-contraction; with tensor_cores = on the remark also covers nests
-//   that are no contraction at all, and says so.
+//   that are no contraction at all, and says so. A reduction over a nest
+//   of loops (a convolution) is taken as tile-contraction takes it: k
+//   tiles of its k walked with the other reduced loops around them, the
+//   output loops one side reads merged into one (mergeSideLoops); its
+//   warps are 64x32, it takes no large block, and its small and split
+//   launches ask for one resident block (min_blocks).
 // Ensures: the same sums, each output adding its k terms in groups of 16
 //   (the mma's own order within a group is unspecified, so results equal
 //   the CUDA-core path's exactly when the sums are exact, as with
@@ -74,7 +79,7 @@
 //
 // Test: test/passes/tile-mma.tir, test/passes/tile-mma-cuda.test,
 //   test/passes/tile-mma-split.test, test/passes/tile-mma-large.test,
-//   test/passes/tile-mma-epilogue.test
+//   test/passes/tile-mma-epilogue.test, test/passes/tile-mma-conv.test
 //
 //===----------------------------------------------------------------------===//
 #ifndef TDSL_PASSES_TILEMMA_H
