@@ -170,8 +170,8 @@ std::optional<ContractionNest> matchContraction(const Stmt &Nest, const char *Pa
   // else the innermost other pair that fits, the loops left over being
   // batch loops, its inner loop the rows (in NCHW a convolution's width,
   // as in NHWC, whose last two loops are the width and the channel).
-  // tile-contraction then merges the loops of one side (mergeSideLoops):
-  // a convolution's n, h and w become its columns.
+  // Both lowerings then merge the loops of one side (mergeSideLoops): a
+  // convolution's n, h and w become its columns.
   auto Fits = [&](const ForNode *Row, const ForNode *Col) -> const LoadNode * {
     for (const Expr &L : Ops) {
       bool K = usesAnyVar(L, {C.Red->Var}), M = usesAnyVar(L, {Row->Var}),
@@ -272,14 +272,19 @@ Stmt mergeSideLoops(const Stmt &Nest, const ContractionNest &C, NameTable &Names
   return Body;
 }
 
-std::vector<std::string> mergedLoopNames(const Stmt &Nest, const Stmt &Merged) {
-  std::vector<std::string> Out;
-  std::vector<const ForNode *> Now = outerSerialLoops(Merged).Loops;
-  for (const ForNode *L : outerSerialLoops(Nest).Loops)
-    if (llvm::none_of(Now, [&](const ForNode *N) { return N->Var == L->Var; }))
-      Out.push_back(L->Var);
-  Out.push_back(Now.back()->Var);
-  return Out;
+void SideMerge::update(const Stmt &N, const ContractionNest &C, NameTable &Names) {
+  if (From == N)
+    return;
+  From = N;
+  Nest = mergeSideLoops(N, C, Names);
+  Vars.clear();
+  if (!Nest)
+    return;
+  std::vector<const ForNode *> Now = outerSerialLoops(Nest).Loops;
+  for (const ForNode *L : outerSerialLoops(N).Loops)
+    if (llvm::none_of(Now, [&](const ForNode *M) { return M->Var == L->Var; }))
+      Vars.push_back(L->Var);
+  Vars.push_back(Now.back()->Var);
 }
 
 std::string nestNote(const ContractionNest &C, const std::vector<std::string> &MergedVars,

@@ -95,12 +95,21 @@ std::optional<ContractionNest> matchContraction(const ir::Stmt &Nest, const char
 /// it, whose tiles a 7-wide image fills as a 56-wide one does.
 ir::Stmt mergeSideLoops(const ir::Stmt &Nest, const ContractionNest &C, NameTable &Names);
 
-/// The names of Nest's output loops that mergeSideLoops merged into one
-/// in Merged, then that loop's name.
-std::vector<std::string> mergedLoopNames(const ir::Stmt &Nest, const ir::Stmt &Merged);
+/// mergeSideLoops of the nest a tiler is matching, made once per nest, so
+/// each of its launches reads the same merged index.
+struct SideMerge {
+  ir::Stmt From; ///< the nest it was made from
+  ir::Stmt Nest; ///< the merged nest (null: nothing merged)
+  /// The names of the output loops merged, then the merged loop's.
+  std::vector<std::string> Vars;
+  /// Makes it for Nest (matched as C) unless it was made for Nest.
+  void update(const ir::Stmt &Nest, const ContractionNest &C, NameTable &Names);
+  /// Whether X is the merged loop.
+  bool merges(const ir::ForNode *X) const { return Nest && X->Var == Vars.back(); }
+};
 /// A launch note's account of C's reduction over a nest (its Outer loops
 /// around the k tiles of k) and of the output loops merged into one
-/// (MergedVars, of mergedLoopNames; empty: none), each after "; ";
+/// (MergedVars, SideMerge::Vars; empty: none), each after "; ";
 /// Work names what the copies overlap ("FMAs", "mmas").
 std::string nestNote(const ContractionNest &C, const std::vector<std::string> &MergedVars,
                      const std::string &Work);

@@ -78,12 +78,9 @@ private:
   std::vector<const ForNode *> Batch;
   const ForNode *RowLoop = nullptr, *ColLoop = nullptr, *RedLoop = nullptr;
   ContractionNest Contraction; ///< what matchContraction found
-  /// The nest last matched, and what mergeSideLoops made of it (null:
-  /// nothing merged), which Contraction then points into; made once per
-  /// nest, so each of its launches reads the same merged index.
-  Stmt MergedFrom, Merged;
-  /// The loops it merged, then the merged loop's name.
-  std::vector<std::string> MergedVars;
+  /// The nest last matched with its side's loops merged, which
+  /// Contraction then points into.
+  SideMerge Merge;
   std::vector<CoreOperandStage> Ops;
   // Names of the launch's variables.
   std::string BZ, BY, BX, TX, TR, TC, KT;

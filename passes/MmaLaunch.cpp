@@ -165,17 +165,12 @@ bool MmaTiler::schedule(const Stmt &Nest) {
     return false; // tensor_cores = off: asked for, so no remark
   // A convolution's n, h and w, read by X alone, become one index of
   // columns, as on CUDA cores (passes/TileContraction.cpp).
-  if (MergedFrom != Nest) {
-    MergedFrom = Nest;
-    Merged = mergeSideLoops(Nest, N, Names);
-    MergedVars = Merged ? mergedLoopNames(Nest, Merged) : std::vector<std::string>();
-  }
-  if (Merged) {
-    if (!matchMma(F, Merged, PassName, On, M))
+  Merge.update(Nest, N, Names);
+  if (Merge.Nest) {
+    if (!matchMma(F, Merge.Nest, PassName, On, M))
       return false;
-    const ForNode *Columns = outerSerialLoops(Merged).Loops.back();
     for (MmaOperandStage &O : Sides)
-      O.Merged = O.XLoop == Columns;
+      O.Merged = Merge.merges(O.XLoop);
   }
   // The k tile's default and its limits depend on the element size.
   S = mmaSchedule(F, dtypeBytes(Sides[0].Op->Type));
@@ -293,7 +288,7 @@ Stmt MmaTiler::place(Stmt Launch, bool WideTwice, bool GeneralTwice) {
   Launch = bindFlatIndex(N.Batch, var(BZ), Launch);
   // (Engine implies HasWide: its stages and every side's alignment test.)
   std::string Note =
-      mmaLaunchNote(M, S, WideTwice, GeneralTwice, Engine) + nestNote(N, MergedVars, "mmas");
+      mmaLaunchNote(M, S, WideTwice, GeneralTwice, Engine) + nestNote(N, Merge.Vars, "mmas");
   for (const MmaOperandStage &O : Sides)
     if (O.Merged && !O.Op->KFastest)
       Note += "; " + static_cast<const LoadNode &>(*O.Op->Load).Buffer +

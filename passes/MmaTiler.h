@@ -47,11 +47,9 @@ private:
   DType &FragType = M.FragType;
   std::string BZ, PID, TM, TN, TX, Lane, Warp, KT;
   unsigned Line = 0;
-  /// A convolution's output loops read by one side merged into one
-  /// (mergeSideLoops), built once per nest: Merged (null: none) from
-  /// MergedFrom; M's loops point into it. MergedVars: mergedLoopNames.
-  Stmt MergedFrom, Merged;
-  std::vector<std::string> MergedVars;
+  /// The nest with its side's loops merged (a convolution's n, h, w),
+  /// which M then points into.
+  SideMerge Merge;
   /// The variant being built: Small for the launch of few output tiles,
   /// and Few, the test on sizes under which that one runs (null: no
   /// second launch, tile's own grid unguarded); Split for the launch that

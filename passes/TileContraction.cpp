@@ -17,13 +17,9 @@ bool Tiler::match(const Stmt &Nest) {
     return false;
   // A convolution's n, h and w, read by X alone, become one index of
   // columns (mergeSideLoops), so few and small images fill the tiles.
-  if (MergedFrom != Nest) {
-    MergedFrom = Nest;
-    Merged = mergeSideLoops(Nest, *C, Names);
-    MergedVars = Merged ? mergedLoopNames(Nest, Merged) : std::vector<std::string>();
-  }
-  if (Merged)
-    C = matchContraction(Merged, nullptr, /*ExplainAll=*/false, /*Nests=*/true);
+  Merge.update(Nest, *C, Names);
+  if (Merge.Nest)
+    C = matchContraction(Merge.Nest, nullptr, /*ExplainAll=*/false, /*Nests=*/true);
   if (!C)
     return false;
   if (std::string Why = vectorProduct(*C, F, /*Columns=*/true); !Why.empty()) {
@@ -44,7 +40,7 @@ bool Tiler::match(const Stmt &Nest) {
     O.KFastest = M.KFastest;
     O.XLoop = M.RowSide ? RowLoop : ColLoop;
     O.Red = RedLoop;
-    O.Merged = Merged && O.XLoop->Var == MergedVars.back();
+    O.Merged = Merge.merges(O.XLoop);
     Ops.push_back(std::move(O));
   }
   return true;
