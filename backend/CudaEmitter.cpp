@@ -266,9 +266,42 @@ public:
       Expr Dim = B.Shape[D];
       if (D < B.Padding.size() && B.Padding[D])
         Dim = add(Dim, intImm(B.Padding[D]));
-      Off = add(mul(Off, Dim), Indices[D]);
+      Expr Whole = rejoined(Off, Dim, Indices[D]);
+      Off = Whole ? Whole : add(mul(Off, Dim), Indices[D]);
     }
     return Off ? str(simplifyExpr(Off)) : "0";
+  }
+
+  /// x, where the offset so far Off is x / Dim and the next index I is
+  /// x % Dim, Dim provably positive (or Off is z / (Dim * f) and I is
+  /// (z / f) % Dim: x is z / f), and P * Dim + x where Off is P + such a
+  /// quotient: the indices mergeSideLoops recovers from one index of a
+  /// tensor's rows, whose offset is that index again. Null otherwise.
+  Expr rejoined(const Expr &Off, const Expr &Dim, const Expr &I) const {
+    auto Binary = [](const Expr &E, BinaryOp Op) -> const BinaryNode * {
+      if (E->Kind != ExprKind::Binary || static_cast<const BinaryNode &>(*E).Op != Op)
+        return nullptr;
+      return static_cast<const BinaryNode *>(E.get());
+    };
+    const BinaryNode *Rem = Binary(I, BinaryOp::Mod);
+    if (!Rem || !structurallyEqual(Rem->B, Dim) || !isPositive(Dim))
+      return nullptr;
+    const Expr &X = Rem->A;
+    const BinaryNode *Inner = Binary(X, BinaryOp::Div);
+    auto Quotient = [&](const Expr &Q) {
+      const BinaryNode *Quo = Binary(Q, BinaryOp::Div);
+      if (!Quo)
+        return false;
+      if (structurallyEqual(Quo->A, X) && structurallyEqual(Quo->B, Dim))
+        return true;
+      return Inner && isPositive(Inner->B) && structurallyEqual(Quo->A, Inner->A) &&
+             structurallyEqual(Quo->B, mul(Dim, Inner->B));
+    };
+    if (Quotient(Off))
+      return X;
+    if (const BinaryNode *Sum = Binary(Off, BinaryOp::Add); Sum && Quotient(Sum->B))
+      return add(mul(Sum->A, Dim), X);
+    return nullptr;
   }
 
   Text text(const Expr &E);
@@ -1898,9 +1931,15 @@ void FuncEmitter::emitRun() {
         for (size_t I = 0; I < L.Shape.TensorMaps.size(); ++I) {
           const LaunchShape::TensorMapUse &U = L.Shape.TensorMaps[I];
           const Buffer *T = F.findParam(U.Tensor);
+          // A box of fewer dimensions than the tensor's reads its leading
+          // ones as one (ir/IR.md, tensor_copy).
+          size_t Skip = T->rank() - U.Box.size();
           std::string Dims, Box;
           for (size_t D = 0; D < U.Box.size(); ++D) {
-            Dims += (D ? ", " : "") + std::string("int64_t(") + HW.str(T->Shape[D]) + ")";
+            Expr Dim = T->Shape[Skip + D];
+            for (size_t J = 0; D == 0 && J < Skip; ++J)
+              Dim = mul(T->Shape[J], Dim);
+            Dims += (D ? ", " : "") + std::string("int64_t(") + HW.str(simplifyExpr(Dim)) + ")";
             Box += (D ? ", " : "") + std::to_string(U.Box[D]);
           }
           Ind() << "{\n";

@@ -309,7 +309,9 @@ private:
   Expr parseLiteral(bool Negate, llvm::SMLoc Loc);
   Expr parseCallLike(const std::string &Name, llvm::SMLoc Loc);
   bool parseExprList(Tok Close, const char *What, std::vector<Expr> &Out);
-  bool parseIndexedBuffer(std::string &Name, std::vector<Expr> &Indices);
+  /// Joined: fewer subscripts than the rank are allowed (a tensor_copy
+  /// source whose leading dimensions read as one).
+  bool parseIndexedBuffer(std::string &Name, std::vector<Expr> &Indices, bool Joined = false);
 };
 
 bool IRParser::parseName(std::string &Name, const char *What) {
@@ -817,7 +819,7 @@ Stmt IRParser::parseAlloc() {
 }
 
 /// ID '[' exprs ']' naming a buffer in scope, with one subscript per dim.
-bool IRParser::parseIndexedBuffer(std::string &Name, std::vector<Expr> &Indices) {
+bool IRParser::parseIndexedBuffer(std::string &Name, std::vector<Expr> &Indices, bool Joined) {
   llvm::SMLoc Loc = Cur.loc();
   if (!parseName(Name, "a buffer name"))
     return false;
@@ -825,8 +827,12 @@ bool IRParser::parseIndexedBuffer(std::string &Name, std::vector<Expr> &Indices)
   if (!B)
     return error(Loc, "unknown buffer '" + Name + "'");
   BufferInfo Info = *B;
-  return expect(Tok::LBracket, "'['") && parseExprList(Tok::RBracket, "']'", Indices) &&
-         checkRank(Info, Indices.size(), Loc);
+  if (!expect(Tok::LBracket, "'['") || !parseExprList(Tok::RBracket, "']'", Indices))
+    return false;
+  // A tensor_copy may read the leading dimensions as one: fewer subscripts.
+  return Joined && !Indices.empty() && Indices.size() < Info.Rank
+             ? true
+             : checkRank(Info, Indices.size(), Loc);
 }
 
 /// '<-', two tokens so that "a<-b" in an expression still means a < -b.
@@ -900,8 +906,9 @@ Stmt IRParser::parseTensorCopy() {
   next();
   std::string Dst, Src, Bar;
   std::vector<Expr> DI, SI, BI;
-  if (!parseIndexedBuffer(Dst, DI) || !parseArrow() || !parseIndexedBuffer(Src, SI) ||
-      !expectWord("box") || !expect(Tok::LBracket, "'['"))
+  if (!parseIndexedBuffer(Dst, DI) || !parseArrow() ||
+      !parseIndexedBuffer(Src, SI, /*Joined=*/true) || !expectWord("box") ||
+      !expect(Tok::LBracket, "'['"))
     return nullptr;
   std::vector<int64_t> Box;
   do {

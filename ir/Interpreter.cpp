@@ -353,10 +353,12 @@ private:
   CStmt *compileStmt(const Stmt &S, bool Host);
   unsigned bindVar(const std::string &Name, bool HostBound);
   unsigned addBuffer(const Buffer &B);
-  std::optional<unsigned> lookupBuffer(const std::string &Name, size_t Rank, const char *What);
+  /// Joined: Rank subscripts or fewer (a tensor_copy source).
+  std::optional<unsigned> lookupBuffer(const std::string &Name, size_t Rank, const char *What,
+                                       bool Joined = false);
   void compileAccess(const std::string &Name, const std::vector<Expr> &Indices, const char *What,
-                     unsigned &Slot, std::vector<CExpr *> &Idx,
-                     std::vector<const Value *> &Vals);
+                     unsigned &Slot, std::vector<CExpr *> &Idx, std::vector<const Value *> &Vals,
+                     bool Joined = false);
 
   // Execution.
   const Value *eval(CExpr &E, const LaneList &Act) {
@@ -594,8 +596,8 @@ unsigned Interpreter::addBuffer(const Buffer &B) {
 /// The buffer and compiled indices of one buffer operand of a statement.
 void Interpreter::compileAccess(const std::string &Name, const std::vector<Expr> &Indices,
                                 const char *What, unsigned &Slot, std::vector<CExpr *> &Idx,
-                                std::vector<const Value *> &Vals) {
-  if (auto Found = lookupBuffer(Name, Indices.size(), What))
+                                std::vector<const Value *> &Vals, bool Joined) {
+  if (auto Found = lookupBuffer(Name, Indices.size(), What, Joined))
     Slot = *Found;
   for (const Expr &I : Indices)
     Idx.push_back(compileExpr(I));
@@ -603,14 +605,14 @@ void Interpreter::compileAccess(const std::string &Name, const std::vector<Expr>
 }
 
 std::optional<unsigned> Interpreter::lookupBuffer(const std::string &Name, size_t Rank,
-                                                  const char *What) {
+                                                  const char *What, bool Joined) {
   auto It = BufScope.find(Name);
   if (It == BufScope.end() || It->second.empty()) {
     fail(std::string(What) + " unknown buffer '" + Name + "'");
     return std::nullopt;
   }
   unsigned Slot = It->second.back();
-  if (Buffers[Slot].Rank != Rank) {
+  if (Joined ? Rank == 0 || Buffers[Slot].Rank < Rank : Buffers[Slot].Rank != Rank) {
     fail(std::string(What) + " '" + Name + "' with " + std::to_string(Rank) +
          " indices, but it has rank " + std::to_string(Buffers[Slot].Rank));
     return std::nullopt;
@@ -842,7 +844,8 @@ CStmt *Interpreter::compileStmt(const Stmt &S, bool Host) {
   case StmtKind::TensorCopy: {
     const auto &N = static_cast<const TensorCopyNode &>(*S);
     compileAccess(N.Dst, N.DstIndices, "tensor_copy to", C.Slot, C.Idx, C.IdxVals);
-    compileAccess(N.Src, N.SrcIndices, "tensor_copy from", C.SrcSlot, C.SrcIdx, C.SrcIdxVals);
+    compileAccess(N.Src, N.SrcIndices, "tensor_copy from", C.SrcSlot, C.SrcIdx, C.SrcIdxVals,
+                  /*Joined=*/true);
     compileAccess(N.Bar, {N.BarIndex}, "tensor_copy on", C.Slot3, C.Idx3, C.Idx3Vals);
     Buffers[C.Slot].AsyncDst = true;
     Buffers[C.Slot3].IsMbarrier = true;
@@ -1803,6 +1806,11 @@ bool Interpreter::execTensorCopy(CStmt &S, const LaneList &Act) {
       !evalIndices(S.Idx3, S.Idx3Vals, Act))
     return false;
   const size_t Rank = N.Box.size(), Skip = Dst.Shape.size() - Rank;
+  // Src as the copy reads it: with fewer subscripts than its rank, its
+  // leading dimensions are one of their product (it is dense, row-major).
+  std::vector<int64_t> View(Src.Shape.end() - Rank, Src.Shape.end());
+  for (auto It = Src.Shape.begin(); It != Src.Shape.end() - Rank; ++It)
+    View[0] *= *It;
   int64_t Elems = 1;
   for (int64_t E : N.Box)
     Elems *= E;
@@ -1822,8 +1830,8 @@ bool Interpreter::execTensorCopy(CStmt &S, const LaneList &Act) {
       bool Inside = true;
       for (size_t D = 0; D < Rank; ++D) {
         int64_t I = S.SrcIdxVals[D][L].I + At[D];
-        Inside &= I >= 0 && I < Src.Shape[D];
-        SrcOff = SrcOff * Src.Shape[D] + I;
+        Inside &= I >= 0 && I < View[D];
+        SrcOff = SrcOff * View[D] + I;
       }
       for (size_t D = 0; D < Dst.Shape.size(); ++D) {
         int64_t I = S.IdxVals[D][L].I + (D >= Skip ? At[D - Skip] : 0);

@@ -144,8 +144,10 @@ private:
                                    const char *What);
   const Buffer *checkFragment(const std::string &Name, const std::vector<Expr> &Indices,
                               const Stmt &S, const char *Role);
+  /// Joined: fewer subscripts than the rank may index it (a tensor_copy
+  /// source whose leading dimensions read as one).
   const Buffer *checkBufferAccess(const std::string &Name, const std::vector<Expr> &Indices,
-                                  const Stmt &S, const Expr &E = nullptr);
+                                  const Stmt &S, const Expr &E = nullptr, bool Joined = false);
 
   void checkLaunch(const LaunchNode &N, const Stmt &S);
 
@@ -186,16 +188,15 @@ void Verifier::checkNewVar(const std::string &Name, const char *What, const Stmt
          S);
 }
 
-const Buffer *Verifier::checkBufferAccess(const std::string &Name,
-                                          const std::vector<Expr> &Indices, const Stmt &S,
-                                          const Expr &E) {
+const Buffer *Verifier::checkBufferAccess(const std::string &Name, const std::vector<Expr> &Indices,
+                                          const Stmt &S, const Expr &E, bool Joined) {
   const Buffer *B = findBuffer(Name);
   auto Fail = [&](const llvm::Twine &Msg) { E ? fail(Msg, E) : fail(Msg, S); };
   if (!B) {
     Fail("buffer '" + Name + "' is not defined here (neither a parameter nor an enclosing alloc)");
   } else if (Mbarriers.count(Name) && !InBarrierAccess) {
     Fail("mbarrier '" + Name + "' accessed by other than mbarrier and tensor_copy statements");
-  } else if (B->rank() != Indices.size()) {
+  } else if (Joined ? Indices.empty() || Indices.size() > B->rank() : B->rank() != Indices.size()) {
     Fail("buffer '" + Name + "' of rank " + llvm::Twine(B->rank()) + " indexed with " +
          llvm::Twine(Indices.size()) + " subscripts");
   }
@@ -617,7 +618,7 @@ void Verifier::checkTensorCopy(const TensorCopyNode &N, const Stmt &S) {
   if (!Launch)
     fail("tensor_copy outside a launch", S);
   const Buffer *D = checkBufferAccess(N.Dst, N.DstIndices, S);
-  const Buffer *Src = checkBufferAccess(N.Src, N.SrcIndices, S);
+  const Buffer *Src = checkBufferAccess(N.Src, N.SrcIndices, S, nullptr, /*Joined=*/true);
   checkBarrierObject(N.Bar, N.BarIndex, S, "tensor_copy");
   if (!D || !Src)
     return;
@@ -627,12 +628,14 @@ void Verifier::checkTensorCopy(const TensorCopyNode &N, const Stmt &S) {
     fail("tensor_copy between buffers of different dtypes (" + dtypeName(Src->Type) + " to " +
              dtypeName(D->Type) + ")",
          S);
-  if (N.Box.empty() || N.Box.size() > 5 || N.Box.size() != Src->rank() ||
-      N.Box.size() > D->rank()) {
+  if (N.Box.empty() || N.Box.size() > 5 || N.Box.size() != N.SrcIndices.size() ||
+      N.Box.size() > Src->rank() || N.Box.size() > D->rank()) {
     fail("tensor_copy box of " + llvm::Twine(N.Box.size()) + " extents from rank-" +
-             llvm::Twine(Src->rank()) + " '" + N.Src + "' into rank-" + llvm::Twine(D->rank()) +
-             " '" + N.Dst + "' (one extent per source dimension, up to 5, landing in as many "
-             "of the destination's last dimensions)",
+             llvm::Twine(Src->rank()) + " '" + N.Src + "' read with " +
+             llvm::Twine(N.SrcIndices.size()) + " subscripts into rank-" + llvm::Twine(D->rank()) +
+             " '" + N.Dst +
+             "' (one extent per subscript, up to 5, landing in as many of the destination's "
+             "last dimensions)",
          S);
     return;
   }

@@ -215,8 +215,62 @@ std::optional<ContractionNest> matchContraction(const Stmt &Nest, const char *Pa
   return C;
 }
 
-Stmt mergeSideLoops(const Stmt &Nest, const ContractionNest &C, NameTable &Names) {
-  if (C.Outer.empty() || C.Batch.empty())
+/// Whether every tensor access of Body that uses Loops reads them, in
+/// their order, as consecutive subscripts that are their variables, each
+/// but the first over its tensor's whole dimension, and the operands of
+/// C's side (RowSide) read k as their last subscript: an element at the
+/// loops' row-major flat index f is then at f * (the inner dimensions) +
+/// the rest, so the quotients that recover the loops' indices from f fold
+/// away in its address (the backend's offset), and the operands' rows
+/// keep their 16-byte copies along k.
+static bool readAsOneIndex(const Func &F, const ContractionNest &C, bool RowSide,
+                           const std::vector<const ForNode *> &Loops, const Stmt &Body) {
+  std::vector<std::string> Vars;
+  for (const ForNode *L : Loops)
+    Vars.push_back(L->Var);
+  auto IsVar = [](const Expr &E, const std::string &V) {
+    return E->Kind == ExprKind::Var && static_cast<const VarNode &>(*E).Name == V;
+  };
+  auto OneIndex = [&](const std::string &Name, const std::vector<Expr> &Idx) {
+    const Buffer *T = findTensor(F, Name);
+    if (!T || T->rank() != Idx.size())
+      return false;
+    auto At = llvm::find_if(Idx, [&](const Expr &I) { return IsVar(I, Vars[0]); });
+    size_t First = At - Idx.begin();
+    if (First + Loops.size() > Idx.size())
+      return false;
+    for (size_t I = 0; I < Idx.size(); ++I) {
+      bool Merged = I >= First && I < First + Loops.size();
+      if (!Merged ? usesAnyVar(Idx[I], Vars)
+                  : !IsVar(Idx[I], Vars[I - First]) || asConstInt(Loops[I - First]->Min) != 0 ||
+                        (I > First && !structurallyEqual(Loops[I - First]->Extent, T->Shape[I])))
+        return false;
+    }
+    return true;
+  };
+  struct Accesses : IRVisitor {
+    std::vector<std::pair<std::string, std::vector<Expr>>> Seen;
+    void visitLoad(const LoadNode &N) override {
+      Seen.push_back({N.Buffer, N.Indices});
+      IRVisitor::visitLoad(N);
+    }
+    void visitStore(const StoreNode &N) override {
+      Seen.push_back({N.Buffer, N.Indices});
+      IRVisitor::visitStore(N);
+    }
+  } A;
+  A.visit(Body);
+  for (const auto &[Name, Idx] : A.Seen)
+    if (llvm::any_of(Idx, [&](const Expr &I) { return usesAnyVar(I, Vars); }) &&
+        !OneIndex(Name, Idx))
+      return false;
+  return llvm::all_of(
+      C.Operands, [&](const ContractionOperand &O) { return O.RowSide != RowSide || O.KFastest; });
+}
+
+Stmt mergeSideLoops(const Func &F, const Stmt &Nest, const ContractionNest &C, NameTable &Names,
+                    std::vector<Expr> *Index) {
+  if (C.Batch.empty())
     return nullptr;
   LoopRun Run = outerSerialLoops(Nest);
   std::vector<std::string> Outputs;
@@ -234,15 +288,21 @@ Stmt mergeSideLoops(const Stmt &Nest, const ContractionNest &C, NameTable &Names
       }
     return Here && !usesAnyVar(L->Min, Outputs) && !usesAnyVar(L->Extent, Outputs);
   };
+  // A nest's every such side; a plain product's only where the merged
+  // index reads as one row of its operands (a linear layer over [b, s, d]
+  // as torch's x.view(-1, d) makes it): there it costs no quotient.
+  bool Plain = C.Outer.empty();
+  const ForNode *Own = nullptr;
   std::vector<const ForNode *> Merged, Kept;
   for (bool RowSide : {true, false}) {
-    const ForNode *Own = RowSide ? C.Row : C.Col;
+    Own = RowSide ? C.Row : C.Col;
     Merged.clear();
     Kept.clear();
     for (const ForNode *L : Run.Loops)
       (L == Own || (llvm::is_contained(C.Batch, L) && ReadBy(L, RowSide)) ? Merged : Kept)
           .push_back(L);
-    if (Merged.size() > 1 && ReadBy(Own, RowSide))
+    if (Merged.size() > 1 && ReadBy(Own, RowSide) &&
+        (!Plain || readAsOneIndex(F, C, RowSide, Merged, Run.Inner)))
       break;
     Merged.clear();
   }
@@ -252,6 +312,11 @@ Stmt mergeSideLoops(const Stmt &Nest, const ContractionNest &C, NameTable &Names
   for (const ForNode *L : Merged)
     Name += L->Var;
   Name = Names.fresh(Name);
+  if (Index) {
+    Index->clear();
+    for (const ForNode *L : Run.Loops)
+      Index->push_back(var(L->Var));
+  }
   // v_i = min_i + (f / s_i) % e_i, s_i the product of the extents inside
   // it: no remainder on the outermost, no quotient on the innermost.
   Stmt Body = Run.Inner;
@@ -263,28 +328,46 @@ Stmt mergeSideLoops(const Stmt &Nest, const ContractionNest &C, NameTable &Names
       V = imod(V, L->Extent);
     Body = substitute(Body, L->Var, fromMin(L->Min, V));
     Stride = I + 1 == Merged.size() ? L->Extent : mul(L->Extent, Stride);
+    if (Index)
+      Index->at(llvm::find(Run.Loops, L) - Run.Loops.begin()) = fromMin(L->Min, V);
   }
-  unsigned Line = Merged.back()->SrcLine;
-  Body = forLoop(Name, intImm(0), flatExtent(Merged), ForKind::Serial, Body, Line);
+  // A nest's merged loop runs innermost (a convolution's columns); a
+  // plain product's where its side's own loop ran, so rows stay rows.
+  // (Null in Kept: the merged loop.)
+  auto OwnAt = Kept.begin();
+  for (const ForNode *L : Run.Loops)
+    if (L == Own)
+      break;
+    else if (OwnAt != Kept.end() && *OwnAt == L)
+      ++OwnAt;
+  Kept.insert(Plain ? OwnAt : Kept.end(), nullptr);
   for (auto It = Kept.rbegin(); It != Kept.rend(); ++It)
-    Body = forLoop((*It)->Var, (*It)->Min, (*It)->Extent, ForKind::Serial, Body, (*It)->SrcLine,
-                   (*It)->Unroll);
+    Body = *It ? forLoop((*It)->Var, (*It)->Min, (*It)->Extent, ForKind::Serial, Body,
+                         (*It)->SrcLine, (*It)->Unroll)
+               : forLoop(Name, intImm(0), flatExtent(Merged), ForKind::Serial, Body,
+                         Merged.back()->SrcLine);
   return Body;
 }
 
-void SideMerge::update(const Stmt &N, const ContractionNest &C, NameTable &Names) {
+void SideMerge::update(const Func &F, const Stmt &N, const ContractionNest &C, NameTable &Names) {
   if (From == N)
     return;
   From = N;
-  Nest = mergeSideLoops(N, C, Names);
+  Nest = mergeSideLoops(F, N, C, Names, &Index);
+  Folds = C.Outer.empty();
   Vars.clear();
   if (!Nest)
     return;
-  std::vector<const ForNode *> Now = outerSerialLoops(Nest).Loops;
-  for (const ForNode *L : outerSerialLoops(N).Loops)
-    if (llvm::none_of(Now, [&](const ForNode *M) { return M->Var == L->Var; }))
-      Vars.push_back(L->Var);
-  Vars.push_back(Now.back()->Var);
+  // The loops only one of the nests has: the merged ones, then the new.
+  std::vector<const ForNode *> Was = outerSerialLoops(N).Loops, Now = outerSerialLoops(Nest).Loops;
+  auto Only = [](const std::vector<const ForNode *> &In, const std::vector<const ForNode *> &Not,
+                 std::vector<std::string> &Out) {
+    for (const ForNode *L : In)
+      if (llvm::none_of(Not, [&](const ForNode *M) { return M->Var == L->Var; }))
+        Out.push_back(L->Var);
+  };
+  Only(Was, Now, Vars);
+  Only(Now, Was, Vars);
 }
 
 std::string nestNote(const ContractionNest &C, const std::vector<std::string> &MergedVars,
@@ -306,7 +389,10 @@ std::string nestNote(const ContractionNest &C, const std::vector<std::string> &M
     for (size_t I = 0; I + 1 < MergedVars.size(); ++I)
       Vars += (Vars.empty() ? "'" : ", '") + MergedVars[I] + "'";
     Note += "; the output loops " + Vars + " run as one index '" + MergedVars.back() +
-            "' (mergeSideLoops), so few or small images fill the tiles";
+            "' (mergeSideLoops), so " +
+            (C.Outer.empty() ? "a batch of short ones fills the tiles together, its operands' "
+                               "addresses one row index without quotients"
+                             : "few or small images fill the tiles");
   }
   return Note;
 }

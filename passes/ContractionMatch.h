@@ -88,12 +88,20 @@ std::optional<ContractionNest> matchContraction(const ir::Stmt &Nest, const char
 /// (a convolution's n, h and w: only X reads them; the side's own loop
 /// and its batch loops) merged into one loop over their row-major
 /// product, named by their names joined (fresh in Names), each index
-/// recovered from it by a quotient and a remainder,
-/// run innermost with the other output loops around it in their order;
-/// null where the nest has no Outer loops or no such batch loop. So a
+/// recovered from it by a quotient and a remainder; null where C has no
+/// such batch loop. In a nest (C has Outer loops) the merged loop runs
+/// innermost, the other output loops around it in their order: so a
 /// convolution is one product of N*H*W columns, as implicit GEMM makes
-/// it, whose tiles a 7-wide image fills as a 56-wide one does.
-ir::Stmt mergeSideLoops(const ir::Stmt &Nest, const ContractionNest &C, NameTable &Names);
+/// it, whose tiles a 7-wide image fills as a 56-wide one does. In a
+/// plain product only where each operand of the side reads the merged
+/// loops as one row index of its tensor (a linear layer's X[b, s, d]:
+/// the quotients fold away in its addresses) and along k, and the merged
+/// loop takes the side's own loop's place: so short sequences of a batch
+/// fill the tiles together, as `x.view(-1, d) @ w` does.
+/// Index, if given, gets the output loops' indices, in the nest's order,
+/// as the merged nest computes them.
+ir::Stmt mergeSideLoops(const ir::Func &F, const ir::Stmt &Nest, const ContractionNest &C,
+                        NameTable &Names, std::vector<ir::Expr> *Index = nullptr);
 
 /// mergeSideLoops of the nest a tiler is matching, made once per nest, so
 /// each of its launches reads the same merged index.
@@ -102,10 +110,17 @@ struct SideMerge {
   ir::Stmt Nest; ///< the merged nest (null: nothing merged)
   /// The names of the output loops merged, then the merged loop's.
   std::vector<std::string> Vars;
+  /// Each output loop's index in the merged nest, in the nest's order.
+  std::vector<ir::Expr> Index;
+  /// A plain product's merge: its operands' addresses fold the quotients.
+  bool Folds = false;
   /// Makes it for Nest (matched as C) unless it was made for Nest.
-  void update(const ir::Stmt &Nest, const ContractionNest &C, NameTable &Names);
+  void update(const ir::Func &F, const ir::Stmt &Nest, const ContractionNest &C, NameTable &Names);
   /// Whether X is the merged loop.
   bool merges(const ir::ForNode *X) const { return Nest && X->Var == Vars.back(); }
+  /// Whether X is the merged loop and its operands' addresses take its
+  /// quotients and remainders (a nest's), which their copies amortize.
+  bool divides(const ir::ForNode *X) const { return merges(X) && !Folds; }
 };
 /// A launch note's account of C's reduction over a nest (its Outer loops
 /// around the k tiles of k) and of the output loops merged into one

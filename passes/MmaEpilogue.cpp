@@ -36,13 +36,12 @@ protected:
   void visitAsyncCopy(const AsyncCopyNode &) override { Other = true; }
 };
 
-/// Whether Indices are the variables Want, in order.
-bool atIndex(const std::vector<Expr> &Indices, const std::vector<std::string> &Want) {
+/// Whether Indices are Want, in order.
+bool atIndex(const std::vector<Expr> &Indices, const std::vector<Expr> &Want) {
   if (Indices.size() != Want.size())
     return false;
   for (size_t D = 0; D < Want.size(); ++D)
-    if (Indices[D]->Kind != ExprKind::Var ||
-        static_cast<const VarNode &>(*Indices[D]).Name != Want[D])
+    if (!structurallyEqual(Indices[D], Want[D]))
       return false;
   return true;
 }
@@ -52,7 +51,7 @@ bool atIndex(const std::vector<Expr> &Indices, const std::vector<std::string> &W
 class ToTiles : public IRMutator {
 public:
   ToTiles(const llvm::StringMap<std::string> &Tiles, const llvm::StringMap<std::string> &InTiles,
-          std::vector<std::string> Want, Expr R, Expr C)
+          std::vector<Expr> Want, Expr R, Expr C)
       : Tiles(Tiles), InTiles(InTiles), Want(std::move(Want)), R(std::move(R)), C(std::move(C)) {}
 
 protected:
@@ -71,7 +70,7 @@ protected:
 
 private:
   const llvm::StringMap<std::string> &Tiles, &InTiles;
-  const std::vector<std::string> Want;
+  const std::vector<Expr> Want;
   Expr R, C;
 };
 
@@ -90,7 +89,7 @@ bool MmaEpilogue::plan(NameTable &Names, int64_t TileBytes, int64_t Resident) {
     Why = "the epilogue is not unconditional elementwise stores";
     return false;
   }
-  const std::vector<std::string> Want = outputIndex();
+  const std::vector<Expr> Want = outputIndex();
   for (const StoreNode *St : Scan.Stores) {
     const Buffer *T = findTensor(F, St->Buffer);
     if (!T || !atIndex(St->Indices, Want)) {
@@ -135,12 +134,14 @@ bool MmaEpilogue::plan(NameTable &Names, int64_t TileBytes, int64_t Resident) {
   return true;
 }
 
-std::vector<std::string> MmaEpilogue::outputIndex() const {
-  std::vector<std::string> Index;
+std::vector<Expr> MmaEpilogue::outputIndex() const {
+  if (!OwnIndex.empty())
+    return OwnIndex;
+  std::vector<Expr> Index;
   for (const ForNode *B : N.Batch)
-    Index.push_back(B->Var);
-  Index.push_back(N.Row->Var);
-  Index.push_back(N.Col->Var);
+    Index.push_back(var(B->Var));
+  Index.push_back(var(N.Row->Var));
+  Index.push_back(var(N.Col->Var));
   return Index;
 }
 
@@ -177,13 +178,21 @@ Stmt MmaEpilogue::copy(NameTable &Names, const StagedTile &O, bool In, const std
     std::string Cc = Names.fresh("c"), Q = Names.fresh("q"), R = Names.fresh("r"),
                 Col = Names.fresh("col");
     int64_t PerRow = S.BlockN / Per, Total = S.BlockM * PerRow;
-    std::vector<Expr> Idx = O.Indices;
     Expr GM = add(BlockRow, var(R)), GN = add(BlockCol, var(Col));
     Expr Inside = land(lt(GM, N.Row->Extent), lt(GN, N.Col->Extent));
-    Idx[Idx.size() - 2] = fromMin(N.Row->Min, GM);
+    // The element at (GM, GN + E): m and n (or the merged index m stands
+    // for) bound in the tensor's subscripts.
+    auto ElementAt = [&](const Expr &ColAt) {
+      std::vector<Expr> Idx;
+      for (const Expr &I : O.Indices)
+        Idx.push_back(substitute(substitute(I, N.Row->Var, fromMin(N.Row->Min, GM)), N.Col->Var,
+                                 fromMin(N.Col->Min, ColAt)));
+      return Idx;
+    };
+    std::vector<Expr> Idx;
     Stmt Body;
     if (In) {
-      Idx.back() = fromMin(N.Col->Min, GN);
+      Idx = ElementAt(GN);
       std::vector<Expr> At = {var(R), var(Col)};
       Body = Per > 1 ? std::make_shared<AsyncCopyNode>(O.Tile, At, O.Tensor, Idx, unsigned(Per),
                                                        Line, Inside)
@@ -192,7 +201,7 @@ Stmt MmaEpilogue::copy(NameTable &Names, const StagedTile &O, bool In, const std
     } else {
       std::string V = Names.fresh("v");
       Expr At = Per > 1 ? add(var(Col), var(V)) : var(Col);
-      Idx.back() = fromMin(N.Col->Min, Per > 1 ? add(GN, var(V)) : GN);
+      Idx = ElementAt(Per > 1 ? add(GN, var(V)) : GN);
       Stmt Move = store(O.Tensor, Idx, load(O.Type, O.Tile, {var(R), At}), Line);
       if (Per > 1)
         Move = forLoop(V, c(0), c(Per), ForKind::Serial, Move, Line);

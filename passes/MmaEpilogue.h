@@ -44,6 +44,11 @@ public:
   MmaEpilogue(const ir::Func &F, const ContractionNest &N, const MmaSchedule &S)
       : F(F), N(N), S(S) {}
 
+  /// The contraction's own index where N's loops are merged (a plain
+  /// product's, SideMerge::Index): each output loop's index in the merged
+  /// nest, in the nest's order. Empty: [batch..., m, n].
+  std::vector<ir::Expr> OwnIndex;
+
   /// Whether the outputs go through shared tiles: unless stage_epilogue =
   /// off, when every store of the epilogue, none under an if, writes a global tensor at
   /// exactly [batch..., m, n], each tensor once and none read back, and
@@ -93,9 +98,9 @@ private:
   std::vector<StagedTile> Outs, Ins;
   std::string Why;
 
-  /// The index a staged tensor is accessed at: the batch loops' variables,
-  /// then m, then n.
-  std::vector<std::string> outputIndex() const;
+  /// The index a staged tensor is accessed at: OwnIndex, or the batch
+  /// loops' variables, then m, then n.
+  std::vector<ir::Expr> outputIndex() const;
 
   /// Tile O.Tile copied to its tensor (In: from it) by the block's threads.
   ir::Stmt copy(NameTable &Names, const StagedTile &O, bool In, const std::string &TX,

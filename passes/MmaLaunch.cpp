@@ -165,12 +165,14 @@ bool MmaTiler::schedule(const Stmt &Nest) {
     return false; // tensor_cores = off: asked for, so no remark
   // A convolution's n, h and w, read by X alone, become one index of
   // columns, as on CUDA cores (passes/TileContraction.cpp).
-  Merge.update(Nest, N, Names);
+  Merge.update(F, Nest, N, Names);
   if (Merge.Nest) {
     if (!matchMma(F, Merge.Nest, PassName, On, M))
       return false;
-    for (MmaOperandStage &O : Sides)
-      O.Merged = Merge.merges(O.XLoop);
+    for (MmaOperandStage &O : Sides) {
+      O.Merged = Merge.divides(O.XLoop);
+      O.Joined = Merge.merges(O.XLoop) && Merge.Folds;
+    }
   }
   // The k tile's default and its limits depend on the element size.
   S = mmaSchedule(F, dtypeBytes(Sides[0].Op->Type));

@@ -178,15 +178,24 @@ std::string MmaOperandStage::engineRefusal(const Func &F, const MmaSchedule &S) 
   if (!T || T->Scope != MemScope::Global)
     return "'" + L.Buffer + "' is no parameter (the launcher makes tensor maps of those)";
   size_t Rank = T->rank();
-  if (Rank < 2 || Rank > 3)
-    return "'" + L.Buffer + "' has rank " + std::to_string(Rank) + " (the engine's boxes here: 2 or 3)";
   const ForNode *Fast = Op->KFastest ? Red : XLoop, *Slow = Op->KFastest ? XLoop : Red;
   auto IsVar = [](const Expr &E, const std::string &V) {
     return E->Kind == ExprKind::Var && static_cast<const VarNode &>(*E).Name == V;
   };
-  if (!IsVar(L.Indices[Rank - 1], Fast->Var) || !IsVar(L.Indices[Rank - 2], Slow->Var) ||
-      (Rank == 3 && usesAnyVar(L.Indices[0], {Fast->Var, Slow->Var})))
-    return "'" + L.Buffer + "' is not read as [..., " + Slow->Var + ", " + Fast->Var + "]";
+  if (Joined) {
+    // Its rows are the tensor's leading dimensions as one (engineCopy).
+    if (!IsVar(L.Indices[Rank - 1], Red->Var) ||
+        !std::all_of(L.Indices.begin(), L.Indices.end() - 1,
+                     [&](const Expr &I) { return usesAnyVar(I, {XLoop->Var}); }))
+      return "'" + L.Buffer + "' is not read as [" + XLoop->Var + "'s indices, " + Red->Var + "]";
+  } else {
+    if (Rank < 2 || Rank > 3)
+      return "'" + L.Buffer + "' has rank " + std::to_string(Rank) +
+             " (the engine's boxes here: 2 or 3)";
+    if (!IsVar(L.Indices[Rank - 1], Fast->Var) || !IsVar(L.Indices[Rank - 2], Slow->Var) ||
+        (Rank == 3 && usesAnyVar(L.Indices[0], {Fast->Var, Slow->Var})))
+      return "'" + L.Buffer + "' is not read as [..., " + Slow->Var + ", " + Fast->Var + "]";
+  }
   // Past k's end the engine reads zeros only where the tensor ends there.
   std::optional<int64_t> KMin = asConstInt(Red->Min);
   size_t KDim = Op->KFastest ? Rank - 1 : Rank - 2;
@@ -209,7 +218,9 @@ std::string MmaOperandStage::engineRefusal(const Func &F, const MmaSchedule &S) 
 Stmt MmaOperandStage::engineCopy(const MmaSchedule &S, const Expr &KTile, const Expr &Stage,
                                  const std::string &Bar, unsigned Line) const {
   const auto &L = static_cast<const LoadNode &>(*Op->Load);
-  size_t Rank = L.Indices.size();
+  // Joined: a box of the tensor's leading dimensions as one row index,
+  // which is the merged loop's (its quotients fold: readAsOneIndex).
+  size_t Rank = Joined ? 2 : L.Indices.size();
   std::vector<int64_t> Box(Rank, 1);
   Box[Rank - 2] = Rows;
   Box[Rank - 1] = Panel;
@@ -219,9 +230,10 @@ Stmt MmaOperandStage::engineCopy(const MmaSchedule &S, const Expr &KTile, const 
     Expr K = add(mul(KTile, c(S.TileK)), c(Op->KFastest ? P * Panel : 0));
     Expr Src = substitute(Op->Load, XLoop->Var, fromMin(XLoop->Min, X));
     Src = substitute(Src, Red->Var, fromMin(Red->Min, K));
-    Out.push_back(std::make_shared<TensorCopyNode>(
-        Tile, std::vector<Expr>{Stage, c(P), c(0), c(0)}, L.Buffer,
-        static_cast<const LoadNode &>(*Src).Indices, Box, Bar, Stage, Line));
+    std::vector<Expr> At = Joined ? std::vector<Expr>{fromMin(XLoop->Min, X), K}
+                                  : static_cast<const LoadNode &>(*Src).Indices;
+    Out.push_back(std::make_shared<TensorCopyNode>(Tile, std::vector<Expr>{Stage, c(P), c(0), c(0)},
+                                                   L.Buffer, At, Box, Bar, Stage, Line));
   }
   return block(std::move(Out));
 }

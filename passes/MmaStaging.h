@@ -59,11 +59,17 @@ struct MmaOperandStage {
   /// where x is the contiguous index, the guarded copies take a run of k
   /// rows of one column each, not a run of columns.
   bool Merged = false;
+  /// XLoop merges output loops whose indices the operand's addresses fold
+  /// into one row index (a linear layer's X[b, s, d]: SideMerge::Folds):
+  /// where they are its leading subscripts, the copy engine reads them as
+  /// one dimension.
+  bool Joined = false;
 
   /// Why the copy engine cannot fill this operand's tile under schedule S
   /// in function F ("" if it can): the operand must be a global tensor
   /// read at [..., x, k] or [..., k, x] (the other indices free of both),
-  /// over all of its k extent, in rows of 32, 64 or 128-byte multiples.
+  /// or where Joined at [quotients of x..., k], over all of its k extent,
+  /// in rows of 32, 64 or 128-byte multiples.
   std::string engineRefusal(const ir::Func &F, const MmaSchedule &S) const;
   /// The tensor the engine reads (engineRefusal was "").
   const std::string &tensor() const;

@@ -17,7 +17,7 @@ bool Tiler::match(const Stmt &Nest) {
     return false;
   // A convolution's n, h and w, read by X alone, become one index of
   // columns (mergeSideLoops), so few and small images fill the tiles.
-  Merge.update(Nest, *C, Names);
+  Merge.update(F, Nest, *C, Names);
   if (Merge.Nest)
     C = matchContraction(Merge.Nest, nullptr, /*ExplainAll=*/false, /*Nests=*/true);
   if (!C)
@@ -40,7 +40,7 @@ bool Tiler::match(const Stmt &Nest) {
     O.KFastest = M.KFastest;
     O.XLoop = M.RowSide ? RowLoop : ColLoop;
     O.Red = RedLoop;
-    O.Merged = Merge.merges(O.XLoop);
+    O.Merged = Merge.divides(O.XLoop);
     Ops.push_back(std::move(O));
   }
   return true;

@@ -12,7 +12,9 @@
 //   combinations), and m and n may be any pair of the output loops that
 //   splits the operands, the output loops that only one side reads (a
 //   convolution's n, h, w) merged into one (ContractionMatch.h,
-//   mergeSideLoops), the rest batch loops. Other nests are declined with
+//   mergeSideLoops), the rest batch loops; in a plain product, batch
+//   loops one side reads as one row index with its own loop (X[b, s, d])
+//   merge with it. Other nests are declined with
 //   a remark and left to map-to-gpu.
 // Ensures: the same results bit for bit where the k loop is not split and
 //   is the only reduced loop (each output still adds its k terms in k

@@ -193,6 +193,10 @@ Stmt MmaTiler::tile(const Stmt &Nest) {
   //    column 2 t + (e & 1)), for the outputs inside the tensor: stored
   //    from the fragments, or to shared tiles copied out after.
   MmaEpilogue Staging(F, N, S);
+  // A plain product's merged rows: its outputs' own index is the merged
+  // one's quotients (their addresses fold; a nest keeps [batch..., m, n]).
+  if (Merge.Nest && Merge.Folds)
+    Staging.OwnIndex = Merge.Index;
   // The large block's eight warps of accumulators hold an SM alone, so
   // its output tiles may take all the shared memory; other blocks leave
   // room for two.

@@ -13,7 +13,10 @@
 //   tiles of its k walked with the other reduced loops around them, the
 //   output loops one side reads merged into one (mergeSideLoops); its
 //   warps are 64x32, it takes no large block, and its small and split
-//   launches ask for one resident block (min_blocks).
+//   launches ask for one resident block (min_blocks). A plain product's
+//   batch loops that one side reads as one row index with its own loop (a
+//   linear layer's X[b, s, d]) merge with that loop too (mergeSideLoops),
+//   and the copy engine reads that operand's leading dimensions as one.
 // Ensures: the same sums, each output adding its k terms in groups of 16
 //   (the mma's own order within a group is unspecified, so results equal
 //   the CUDA-core path's exactly when the sums are exact, as with
