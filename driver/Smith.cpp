@@ -586,20 +586,30 @@ Val Generator::cover(const Index &I) {
 /// tensor-core path takes, which random statements almost never have.
 void Generator::genContraction(bool IsOutput) {
   Ctx = {{"i", pickExtent()}, {"j", pickExtent()}, {"k", pickExtent()}};
+  // Batched: an index b ahead of i and j in the output, read by both
+  // operands or by one (a linear layer over a batch of sequences, whose b
+  // and i the tilers merge into one index of rows: ContractionMatch.h).
+  bool Batched = chance(0.3);
+  bool BatchA = Batched && chance(0.75), BatchB = Batched && (!BatchA || chance(0.5));
+  if (Batched)
+    Ctx.push_back({"b", pickExtent()});
   // The inputs tile-mma takes: f16, bf16, f32 under tf32() (f32 sums), i8
   // (i32 sums).
   DType T = pickOf(std::vector<DType>{DType::F16, DType::BF16, DType::F16, DType::BF16,
                                       DType::TF32, DType::I8});
   bool Tf32 = T == DType::TF32, Int = T == DType::I8;
   DType In = Tf32 ? DType::F32 : T, Acc = Int ? DType::I32 : DType::F32;
-  auto Operand = [&](const Index &X, bool KFirst) {
+  auto Operand = [&](const Index &X, bool KFirst, bool WithBatch) {
     Readable R;
     R.Name = "x" + std::to_string(NextInput++);
     R.Type = In;
     R.Bound = P.Exact ? 4 : Int ? 128 : 1; // the check's random inputs (driver/Check.cpp)
     const Index &K = Ctx[2];
-    for (const Index *I : KFirst ? std::vector<const Index *>{&K, &X}
-                                 : std::vector<const Index *>{&X, &K})
+    std::vector<const Index *> Order =
+        KFirst ? std::vector<const Index *>{&K, &X} : std::vector<const Index *>{&X, &K};
+    if (WithBatch)
+      Order.insert(Order.begin(), &Ctx[3]);
+    for (const Index *I : Order)
       R.Dims.push_back({DimShape::Plain, I->Ext, ""});
     Tensor Param;
     Param.Name = R.Name;
@@ -612,16 +622,20 @@ void Generator::genContraction(bool IsOutput) {
     V.T = Acc;
     V.Bound = R.Bound;
     V.E = node(Expr::Access, R.Name, {});
-    V.E.Subs = KFirst ? std::vector<std::string>{"k", X.Name}
-                      : std::vector<std::string>{X.Name, "k"};
+    for (const Index *I : Order)
+      V.E.Subs.push_back(I->Name);
     if (Tf32 || Int)
       V.E = node(Expr::Call, Tf32 ? "tf32" : "i32", {V.E});
     // A function of a 16-bit operand, which the fusion stage computes
     // first (graph/Prologue.h): relu, abs, or a scale along k.
     if (!Tf32 && !Int && chance(0.3)) {
       switch (pickOf(std::vector<int>{0, 1, 2})) {
-      case 0: V.E = node(Expr::Call, "relu", {V.E}); break;
-      case 1: V.E = node(Expr::Call, "abs", {V.E}); break;
+      case 0:
+        V.E = node(Expr::Call, "relu", {V.E});
+        break;
+      case 1:
+        V.E = node(Expr::Call, "abs", {V.E});
+        break;
       default: {
         Tensor S;
         S.Name = "x" + std::to_string(NextInput++);
@@ -638,13 +652,17 @@ void Generator::genContraction(bool IsOutput) {
     }
     return V;
   };
-  Val A = Operand(Ctx[0], chance(0.3)), B = Operand(Ctx[1], chance(0.7));
+  Val A = Operand(Ctx[0], chance(0.3), BatchA), B = Operand(Ctx[1], chance(0.7), BatchB);
   Stmt S;
   S.Op = "+=";
   S.Indices = {"i", "j"};
   S.Value = node(Expr::Binary, "*", {A.E, B.E});
   double Result = A.Bound * B.Bound * static_cast<double>(extValue(Ctx[2].Ext));
   std::vector<std::string> OutDims = {Ctx[0].Ext, Ctx[1].Ext};
+  if (Batched) {
+    S.Indices.insert(S.Indices.begin(), "b");
+    OutDims.insert(OutDims.begin(), Ctx[3].Ext);
+  }
   Readable Out;
   if (IsOutput) {
     noteDims(OutDims);
