@@ -163,8 +163,9 @@ bool MmaTiler::schedule(const Stmt &Nest) {
   bool On = S.Mode == TensorCores::On;
   if (S.Mode == TensorCores::Off || !matchMma(F, Nest, PassName, On, M))
     return false; // tensor_cores = off: asked for, so no remark
-  // A convolution's n, h and w, read by X alone, become one index of
-  // columns, as on CUDA cores (passes/TileContraction.cpp).
+  // Output loops one side alone reads become one index, as on CUDA cores
+  // (passes/TileContraction.cpp): a convolution's n, h and w its columns,
+  // a linear layer's b and s its rows.
   Merge.update(F, Nest, N, Names);
   if (Merge.Nest) {
     if (!matchMma(F, Merge.Nest, PassName, On, M))

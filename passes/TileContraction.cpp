@@ -15,8 +15,9 @@ bool Tiler::match(const Stmt &Nest) {
       matchContraction(Nest, "tile-contraction", /*ExplainAll=*/false, /*Nests=*/true);
   if (!C)
     return false;
-  // A convolution's n, h and w, read by X alone, become one index of
-  // columns (mergeSideLoops), so few and small images fill the tiles.
+  // Output loops one side alone reads become one index (mergeSideLoops):
+  // a convolution's n, h and w its columns, so few and small images fill
+  // the tiles; a linear layer's b and s its rows, so short sequences do.
   Merge.update(F, Nest, *C, Names);
   if (Merge.Nest)
     C = matchContraction(Merge.Nest, nullptr, /*ExplainAll=*/false, /*Nests=*/true);
