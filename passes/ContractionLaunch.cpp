@@ -155,7 +155,7 @@ Stmt Tiler::launch(Stmt Launch, unsigned Line) {
       "per output" +
       (S.Prefetch ? "; the next k tile is loaded into registers during this one's FMAs" : "") +
       (S.Stages == 2 ? "; two shared buffers, one barrier per k tile" : "");
-  Note += nestNote(Contraction, Merge.Vars, "FMAs");
+  Note += nestNote(Contraction, Merge, "FMAs");
   std::string InRuns;
   for (const CoreOperandStage &O : Ops)
     if (O.Run > 1)

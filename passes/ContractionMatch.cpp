@@ -217,14 +217,12 @@ std::optional<ContractionNest> matchContraction(const Stmt &Nest, const char *Pa
 
 /// Whether every tensor access of Body that uses Loops reads them, in
 /// their order, as consecutive subscripts that are their variables, each
-/// but the first over its tensor's whole dimension, and the operands of
-/// C's side (RowSide) read k as their last subscript: an element at the
+/// but the first over its tensor's whole dimension: an element at the
 /// loops' row-major flat index f is then at f * (the inner dimensions) +
 /// the rest, so the quotients that recover the loops' indices from f fold
-/// away in its address (the backend's offset), and the operands' rows
-/// keep their 16-byte copies along k.
-static bool readAsOneIndex(const Func &F, const ContractionNest &C, bool RowSide,
-                           const std::vector<const ForNode *> &Loops, const Stmt &Body) {
+/// away in its address (the backend's offset).
+static bool readAsOneIndex(const Func &F, const std::vector<const ForNode *> &Loops,
+                           const Stmt &Body) {
   std::vector<std::string> Vars;
   for (const ForNode *L : Loops)
     Vars.push_back(L->Var);
@@ -264,8 +262,72 @@ static bool readAsOneIndex(const Func &F, const ContractionNest &C, bool RowSide
     if (llvm::any_of(Idx, [&](const Expr &I) { return usesAnyVar(I, Vars); }) &&
         !OneIndex(Name, Idx))
       return false;
-  return llvm::all_of(
-      C.Operands, [&](const ContractionOperand &O) { return O.RowSide != RowSide || O.KFastest; });
+  return true;
+}
+
+/// Body with Loops (each over 0 to its extent, or from its min) replaced
+/// by one index Name over their row-major product: v_i = min_i + (f /
+/// s_i) % e_i, s_i the product of the extents inside it, no remainder on
+/// the outermost and no quotient on the innermost. Values, if given, gets
+/// each loop's value in that order.
+static Stmt flattened(const std::vector<const ForNode *> &Loops, Stmt Body, const std::string &Name,
+                      std::vector<Expr> *Values = nullptr) {
+  Expr Stride = intImm(1);
+  if (Values)
+    Values->assign(Loops.size(), nullptr);
+  for (size_t I = Loops.size(); I-- > 0;) {
+    const ForNode *L = Loops[I];
+    Expr V = I + 1 == Loops.size() ? var(Name) : idiv(var(Name), Stride);
+    if (I > 0)
+      V = imod(V, L->Extent);
+    Body = substitute(Body, L->Var, fromMin(L->Min, V));
+    Stride = I + 1 == Loops.size() ? L->Extent : mul(L->Extent, Stride);
+    if (Values)
+      (*Values)[I] = fromMin(L->Min, V);
+  }
+  return Body;
+}
+
+Stmt mergeReducedLoops(const Func &F, const Stmt &Nest, const ContractionNest &C, NameTable &Names,
+                       std::vector<std::string> &Merged) {
+  if (C.Outer.empty())
+    return nullptr;
+  // The reduced loops, outermost first: the loop of the accumulators'
+  // body and the perfect nest inside it (matchContraction's).
+  LoopRun Run = outerSerialLoops(Nest);
+  Stmt In = Run.Inner;
+  while (In->Kind == StmtKind::Allocate)
+    In = static_cast<const AllocateNode &>(*In).Body;
+  const ForNode *First = nullptr;
+  for (const Stmt &S : flattenBlocks(In))
+    if (S->Kind == StmtKind::For)
+      First = static_cast<const ForNode *>(S.get());
+  std::vector<const ForNode *> Loops;
+  for (const ForNode *L = First; L;
+       L = L->Body->Kind == StmtKind::For ? static_cast<const ForNode *>(L->Body.get()) : nullptr)
+    Loops.push_back(L);
+  if (Loops.size() != C.Outer.size() + 1 || !readAsOneIndex(F, Loops, Loops.back()->Body))
+    return nullptr;
+  std::string Name;
+  for (const ForNode *L : Loops)
+    Name += L->Var;
+  Name = Names.fresh(Name);
+  Merged.clear();
+  for (const ForNode *L : Loops)
+    Merged.push_back(L->Var);
+  Merged.push_back(Name);
+  // The nest with its outermost reduced loop replaced.
+  struct Replace : IRMutator {
+    const ForNode *Target = nullptr;
+    Stmt With;
+    Stmt visitFor(const ForNode &N, const Stmt &S) override {
+      return &N == Target ? With : IRMutator::visitFor(N, S);
+    }
+  } R;
+  R.Target = First;
+  R.With = forLoop(Name, intImm(0), flatExtent(Loops), ForKind::Serial,
+                   flattened(Loops, Loops.back()->Body, Name), Loops.back()->SrcLine);
+  return R.mutate(Nest);
 }
 
 Stmt mergeSideLoops(const Func &F, const Stmt &Nest, const ContractionNest &C, NameTable &Names,
@@ -302,7 +364,10 @@ Stmt mergeSideLoops(const Func &F, const Stmt &Nest, const ContractionNest &C, N
       (L == Own || (llvm::is_contained(C.Batch, L) && ReadBy(L, RowSide)) ? Merged : Kept)
           .push_back(L);
     if (Merged.size() > 1 && ReadBy(Own, RowSide) &&
-        (!Plain || readAsOneIndex(F, C, RowSide, Merged, Run.Inner)))
+        (!Plain || (readAsOneIndex(F, Merged, Run.Inner) &&
+                    llvm::all_of(C.Operands, [&](const ContractionOperand &O) {
+                      return O.RowSide != RowSide || O.KFastest;
+                    }))))
       break;
     Merged.clear();
   }
@@ -312,24 +377,14 @@ Stmt mergeSideLoops(const Func &F, const Stmt &Nest, const ContractionNest &C, N
   for (const ForNode *L : Merged)
     Name += L->Var;
   Name = Names.fresh(Name);
+  std::vector<Expr> Values;
+  Stmt Body = flattened(Merged, Run.Inner, Name, &Values);
   if (Index) {
     Index->clear();
-    for (const ForNode *L : Run.Loops)
-      Index->push_back(var(L->Var));
-  }
-  // v_i = min_i + (f / s_i) % e_i, s_i the product of the extents inside
-  // it: no remainder on the outermost, no quotient on the innermost.
-  Stmt Body = Run.Inner;
-  Expr Stride = intImm(1);
-  for (size_t I = Merged.size(); I-- > 0;) {
-    const ForNode *L = Merged[I];
-    Expr V = I + 1 == Merged.size() ? var(Name) : idiv(var(Name), Stride);
-    if (I > 0)
-      V = imod(V, L->Extent);
-    Body = substitute(Body, L->Var, fromMin(L->Min, V));
-    Stride = I + 1 == Merged.size() ? L->Extent : mul(L->Extent, Stride);
-    if (Index)
-      Index->at(llvm::find(Run.Loops, L) - Run.Loops.begin()) = fromMin(L->Min, V);
+    for (const ForNode *L : Run.Loops) {
+      auto At = llvm::find(Merged, L);
+      Index->push_back(At == Merged.end() ? var(L->Var) : Values[At - Merged.begin()]);
+    }
   }
   // A nest's merged loop runs innermost (a convolution's columns); a
   // plain product's where its side's own loop ran, so rows stay rows.
@@ -353,11 +408,24 @@ void SideMerge::update(const Func &F, const Stmt &N, const ContractionNest &C, N
   if (From == N)
     return;
   From = N;
-  Nest = mergeSideLoops(F, N, C, Names, &Index);
-  Folds = C.Outer.empty();
+  Index.clear();
+  // The reduced loops first: a nest read as one k is a plain product.
+  Stmt Base = N;
+  std::optional<ContractionNest> Flat;
+  if (Stmt K = mergeReducedLoops(F, N, C, Names, Reduced))
+    if ((Flat = matchContraction(K, nullptr, /*ExplainAll=*/false, /*Nests=*/true)))
+      Base = K;
+  if (Base == N)
+    Reduced.clear();
+  const ContractionNest &Use = Base != N ? *Flat : C;
+  Nest = mergeSideLoops(F, Base, Use, Names, &Index);
+  Folds = Use.Outer.empty();
   Vars.clear();
-  if (!Nest)
+  if (!Nest) {
+    if (Base != N)
+      Nest = Base;
     return;
+  }
   // The loops only one of the nests has: the merged ones, then the new.
   std::vector<const ForNode *> Was = outerSerialLoops(N).Loops, Now = outerSerialLoops(Nest).Loops;
   auto Only = [](const std::vector<const ForNode *> &In, const std::vector<const ForNode *> &Not,
@@ -370,8 +438,13 @@ void SideMerge::update(const Func &F, const Stmt &N, const ContractionNest &C, N
   Only(Now, Was, Vars);
 }
 
-std::string nestNote(const ContractionNest &C, const std::vector<std::string> &MergedVars,
-                     const std::string &Work) {
+std::string nestNote(const ContractionNest &C, const SideMerge &M, const std::string &Work) {
+  auto Names = [](const std::vector<std::string> &Merged) {
+    std::string Vars;
+    for (size_t I = 0; I + 1 < Merged.size(); ++I)
+      Vars += (Vars.empty() ? "'" : ", '") + Merged[I] + "'";
+    return Vars;
+  };
   std::string Note;
   if (!C.Outer.empty()) {
     std::string Vars;
@@ -384,16 +457,15 @@ std::string nestNote(const ContractionNest &C, const std::vector<std::string> &M
             "copies overlap this one's " +
             Work + " across them";
   }
-  if (!MergedVars.empty()) {
-    std::string Vars;
-    for (size_t I = 0; I + 1 < MergedVars.size(); ++I)
-      Vars += (Vars.empty() ? "'" : ", '") + MergedVars[I] + "'";
-    Note += "; the output loops " + Vars + " run as one index '" + MergedVars.back() +
+  if (!M.Reduced.empty())
+    Note += "; the reduced loops " + Names(M.Reduced) + " run as one k '" + M.Reduced.back() +
+            "' (mergeReducedLoops): every operand reads them as one index";
+  if (!M.Vars.empty())
+    Note += "; the output loops " + Names(M.Vars) + " run as one index '" + M.Vars.back() +
             "' (mergeSideLoops), so " +
             (C.Outer.empty() ? "a batch of short ones fills the tiles together, its operands' "
                                "addresses one row index without quotients"
                              : "few or small images fill the tiles");
-  }
   return Note;
 }
 

@@ -103,8 +103,21 @@ std::optional<ContractionNest> matchContraction(const ir::Stmt &Nest, const char
 ir::Stmt mergeSideLoops(const ir::Func &F, const ir::Stmt &Nest, const ContractionNest &C,
                         NameTable &Names, std::vector<ir::Expr> *Index = nullptr);
 
-/// mergeSideLoops of the nest a tiler is matching, made once per nest, so
-/// each of its launches reads the same merged index.
+/// Nest with C's reduced loops (its Outer loops and k) merged into one
+/// loop over their row-major product, named by their names joined (fresh
+/// in Names; Merged gets their names, then its), where every access of
+/// the reduction reads them as one index, a run of whole dimensions in
+/// the nest's order: a product over a reshaped k, `A[b, s, h, e] * Wo[h,
+/// e, o]` (an attention's output projection over its heads), is then a
+/// plain product over H * E, whose addresses fold the quotients. Null
+/// where C has no Outer loops or an access reads them otherwise (a
+/// convolution's X[.., h + r, ..]).
+ir::Stmt mergeReducedLoops(const ir::Func &F, const ir::Stmt &Nest, const ContractionNest &C,
+                           NameTable &Names, std::vector<std::string> &Merged);
+
+/// mergeReducedLoops, then mergeSideLoops, of the nest a tiler is
+/// matching, made once per nest, so each of its launches reads the same
+/// merged indices.
 struct SideMerge {
   ir::Stmt From; ///< the nest it was made from
   ir::Stmt Nest; ///< the merged nest (null: nothing merged)
@@ -112,22 +125,24 @@ struct SideMerge {
   std::vector<std::string> Vars;
   /// Each output loop's index in the merged nest, in the nest's order.
   std::vector<ir::Expr> Index;
+  /// The names of the reduced loops merged, then the merged loop's
+  /// (empty: none).
+  std::vector<std::string> Reduced;
   /// A plain product's merge: its operands' addresses fold the quotients.
   bool Folds = false;
   /// Makes it for Nest (matched as C) unless it was made for Nest.
   void update(const ir::Func &F, const ir::Stmt &Nest, const ContractionNest &C, NameTable &Names);
   /// Whether X is the merged loop.
-  bool merges(const ir::ForNode *X) const { return Nest && X->Var == Vars.back(); }
+  bool merges(const ir::ForNode *X) const { return Nest && !Vars.empty() && X->Var == Vars.back(); }
   /// Whether X is the merged loop and its operands' addresses take its
   /// quotients and remainders (a nest's), which their copies amortize.
   bool divides(const ir::ForNode *X) const { return merges(X) && !Folds; }
 };
 /// A launch note's account of C's reduction over a nest (its Outer loops
-/// around the k tiles of k) and of the output loops merged into one
-/// (MergedVars, SideMerge::Vars; empty: none), each after "; ";
-/// Work names what the copies overlap ("FMAs", "mmas").
-std::string nestNote(const ContractionNest &C, const std::vector<std::string> &MergedVars,
-                     const std::string &Work);
+/// around the k tiles of k), of the reduced loops merged into one
+/// (M.Reduced) and of the output loops merged into one (M.Vars), each
+/// after "; "; Work names what the copies overlap ("FMAs", "mmas").
+std::string nestNote(const ContractionNest &C, const SideMerge &M, const std::string &Work);
 
 /// The elements C's reduction sums per output: k's extent times those of
 /// its Outer loops.

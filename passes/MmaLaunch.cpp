@@ -173,6 +173,7 @@ bool MmaTiler::schedule(const Stmt &Nest) {
     for (MmaOperandStage &O : Sides) {
       O.Merged = Merge.divides(O.XLoop);
       O.Joined = Merge.merges(O.XLoop) && Merge.Folds;
+      O.FlatK = !Merge.Reduced.empty();
     }
   }
   // The k tile's default and its limits depend on the element size.
@@ -291,7 +292,7 @@ Stmt MmaTiler::place(Stmt Launch, bool WideTwice, bool GeneralTwice) {
   Launch = bindFlatIndex(N.Batch, var(BZ), Launch);
   // (Engine implies HasWide: its stages and every side's alignment test.)
   std::string Note =
-      mmaLaunchNote(M, S, WideTwice, GeneralTwice, Engine) + nestNote(N, Merge.Vars, "mmas");
+      mmaLaunchNote(M, S, WideTwice, GeneralTwice, Engine) + nestNote(N, Merge, "mmas");
   for (const MmaOperandStage &O : Sides)
     if (O.Merged && !O.Op->KFastest)
       Note += "; " + static_cast<const LoadNode &>(*O.Op->Load).Buffer +

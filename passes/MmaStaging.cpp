@@ -55,7 +55,8 @@ void MmaOperandStage::layout(const Func &F, const MmaSchedule &S, bool Engine, b
   const ForNode *Fast = O.Op->KFastest ? Red : O.XLoop;
   std::optional<int64_t> Min = asConstInt(Fast->Min);
   int64_t E = chunk();
-  if (T && contiguousIn(L.Indices, Fast->Var) && Min && *Min % E == 0) {
+  bool Contiguous = contiguousIn(L.Indices, Fast->Var) || (FlatK && O.Op->KFastest);
+  if (T && Contiguous && Min && *Min % E == 0) {
     std::vector<Expr> First(T->rank(), c(0));
     O.Aligned = call(Intrinsic::Aligned, {load(T->Type, T->Name, First), c(16)});
     if (T->rank() > 1)

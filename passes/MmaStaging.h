@@ -64,6 +64,10 @@ struct MmaOperandStage {
   /// where they are its leading subscripts, the copy engine reads them as
   /// one dimension.
   bool Joined = false;
+  /// k merges reduced loops every access reads as one index (a reshaped
+  /// k: mergeReducedLoops): its subscripts are k's quotients, which fold
+  /// in the addresses, so a run along k is contiguous as along a plain k.
+  bool FlatK = false;
 
   /// Why the copy engine cannot fill this operand's tile under schedule S
   /// in function F ("" if it can): the operand must be a global tensor

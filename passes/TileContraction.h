@@ -14,7 +14,9 @@
 //   convolution's n, h, w) merged into one (ContractionMatch.h,
 //   mergeSideLoops), the rest batch loops; in a plain product, batch
 //   loops one side reads as one row index with its own loop (X[b, s, d])
-//   merge with it. Other nests are declined with
+//   merge with it; reduced loops every access reads as one index (a
+//   reshaped k) are first one k (mergeReducedLoops). Other nests are
+//   declined with
 //   a remark and left to map-to-gpu.
 // Ensures: the same results bit for bit where the k loop is not split and
 //   is the only reduced loop (each output still adds its k terms in k

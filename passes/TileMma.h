@@ -17,6 +17,8 @@
 //   batch loops that one side reads as one row index with its own loop (a
 //   linear layer's X[b, s, d]) merge with that loop too (mergeSideLoops),
 //   and the copy engine reads that operand's leading dimensions as one.
+//   Reduced loops every access reads as one index (a reshaped k, heads
+//   of an output projection) are first one k (mergeReducedLoops).
 // Ensures: the same sums, each output adding its k terms in groups of 16
 //   (the mma's own order within a group is unspecified, so results equal
 //   the CUDA-core path's exactly when the sums are exact, as with
