@@ -226,22 +226,20 @@ static bool readAsOneIndex(const Func &F, const std::vector<const ForNode *> &Lo
   std::vector<std::string> Vars;
   for (const ForNode *L : Loops)
     Vars.push_back(L->Var);
-  auto IsVar = [](const Expr &E, const std::string &V) {
-    return E->Kind == ExprKind::Var && static_cast<const VarNode &>(*E).Name == V;
-  };
   auto OneIndex = [&](const std::string &Name, const std::vector<Expr> &Idx) {
     const Buffer *T = findTensor(F, Name);
     if (!T || T->rank() != Idx.size())
       return false;
-    auto At = llvm::find_if(Idx, [&](const Expr &I) { return IsVar(I, Vars[0]); });
+    auto At = llvm::find_if(Idx, [&](const Expr &I) { return isVarNamed(I, Vars[0]); });
     size_t First = At - Idx.begin();
     if (First + Loops.size() > Idx.size())
       return false;
     for (size_t I = 0; I < Idx.size(); ++I) {
       bool Merged = I >= First && I < First + Loops.size();
-      if (!Merged ? usesAnyVar(Idx[I], Vars)
-                  : !IsVar(Idx[I], Vars[I - First]) || asConstInt(Loops[I - First]->Min) != 0 ||
-                        (I > First && !structurallyEqual(Loops[I - First]->Extent, T->Shape[I])))
+      if (!Merged
+              ? usesAnyVar(Idx[I], Vars)
+              : !isVarNamed(Idx[I], Vars[I - First]) || asConstInt(Loops[I - First]->Min) != 0 ||
+                    (I > First && !structurallyEqual(Loops[I - First]->Extent, T->Shape[I])))
         return false;
     }
     return true;

@@ -180,12 +180,9 @@ std::string MmaOperandStage::engineRefusal(const Func &F, const MmaSchedule &S) 
     return "'" + L.Buffer + "' is no parameter (the launcher makes tensor maps of those)";
   size_t Rank = T->rank();
   const ForNode *Fast = Op->KFastest ? Red : XLoop, *Slow = Op->KFastest ? XLoop : Red;
-  auto IsVar = [](const Expr &E, const std::string &V) {
-    return E->Kind == ExprKind::Var && static_cast<const VarNode &>(*E).Name == V;
-  };
   if (Joined) {
     // Its rows are the tensor's leading dimensions as one (engineCopy).
-    if (!IsVar(L.Indices[Rank - 1], Red->Var) ||
+    if (!isVarNamed(L.Indices[Rank - 1], Red->Var) ||
         !std::all_of(L.Indices.begin(), L.Indices.end() - 1,
                      [&](const Expr &I) { return usesAnyVar(I, {XLoop->Var}); }))
       return "'" + L.Buffer + "' is not read as [" + XLoop->Var + "'s indices, " + Red->Var + "]";
@@ -193,7 +190,8 @@ std::string MmaOperandStage::engineRefusal(const Func &F, const MmaSchedule &S) 
     if (Rank < 2 || Rank > 3)
       return "'" + L.Buffer + "' has rank " + std::to_string(Rank) +
              " (the engine's boxes here: 2 or 3)";
-    if (!IsVar(L.Indices[Rank - 1], Fast->Var) || !IsVar(L.Indices[Rank - 2], Slow->Var) ||
+    if (!isVarNamed(L.Indices[Rank - 1], Fast->Var) ||
+        !isVarNamed(L.Indices[Rank - 2], Slow->Var) ||
         (Rank == 3 && usesAnyVar(L.Indices[0], {Fast->Var, Slow->Var})))
       return "'" + L.Buffer + "' is not read as [..., " + Slow->Var + ", " + Fast->Var + "]";
   }

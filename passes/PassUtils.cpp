@@ -437,9 +437,12 @@ const Expr &lastMovingIndex(const LoadNode &L, const Func &F) {
   return L.Indices[Last - 1];
 }
 
+bool isVarNamed(const Expr &E, const std::string &Name) {
+  return E->Kind == ExprKind::Var && static_cast<const VarNode &>(*E).Name == Name;
+}
+
 bool contiguousIn(const std::vector<Expr> &Idx, const std::string &V) {
-  if (Idx.empty() || Idx.back()->Kind != ExprKind::Var ||
-      static_cast<const VarNode &>(*Idx.back()).Name != V)
+  if (Idx.empty() || !isVarNamed(Idx.back(), V))
     return false;
   return llvm::none_of(llvm::make_range(Idx.begin(), Idx.end() - 1),
                        [&](const Expr &I) { return usesAnyVar(I, {V}); });

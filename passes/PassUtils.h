@@ -157,6 +157,9 @@ ir::Expr linearIndex(const std::vector<ir::Expr> &Shape, const std::vector<ir::E
 /// L has at least one index.
 const ir::Expr &lastMovingIndex(const ir::LoadNode &L, const ir::Func &F);
 
+/// Whether E is the variable Name.
+bool isVarNamed(const ir::Expr &E, const std::string &Name);
+
 /// True if Idx is [..., V] with V nowhere else: consecutive values of V
 /// address consecutive elements of a row-major tensor.
 bool contiguousIn(const std::vector<ir::Expr> &Idx, const std::string &V);
